@@ -1,0 +1,1 @@
+"""`shoe-calibrate`: camera set-up, learning a deck, evaluation and self-tests."""

@@ -1,0 +1,1 @@
+"""The serial link to the shoe's microcontroller: framing, messages, link, simulator."""

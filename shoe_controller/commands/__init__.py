@@ -1,0 +1,1 @@
+"""Sub-commands of `shoe-controller`, one module each (see ``shoe_controller.cli``)."""

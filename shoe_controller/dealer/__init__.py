@@ -1,0 +1,1 @@
+"""The dealer station: LEDs, buzzer and buttons through gpiozero."""

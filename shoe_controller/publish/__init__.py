@@ -1,0 +1,1 @@
+"""Events out: the durable MQTT outbox, topics, payloads and their schemas."""
