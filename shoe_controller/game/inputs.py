@@ -1,0 +1,147 @@
+"""What the world tells the shoe: card reads, dealer buttons, supervisor actions, faults.
+
+Every adapter (camera reader, firmware bridge, dealer buttons, replay parser) turns what
+it sees into one of these immutable values and puts it on the daemon's input queue; the
+game core decides what each means. None of them carries a clock reading: time is
+stamped by the journal, outside the pure core.
+
+>>> CardSeen(parse_card("QH"), orientation="down")
+CardSeen(card=Card('QH'), orientation='down', source=None)
+>>> NewShoe()
+NewShoe()
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from shoe_controller.game.cards import Card, parse_card  # noqa: F401 (doctests)
+
+__all__ = [
+    "CardSeen",
+    "ConfirmResult",
+    "CutCardSeen",
+    "Fault",
+    "ForeignCard",
+    "Input",
+    "ManualCard",
+    "NewRound",
+    "NewShoe",
+    "Orientation",
+    "Pause",
+    "Resume",
+    "Reveal",
+    "UnreadableCard",
+    "Void",
+]
+
+#: Orientation of a card's index as the camera saw it: upright or upside down.
+Orientation = Literal["up", "down"]
+
+
+@dataclass(frozen=True, slots=True)
+class CardSeen:
+    """A card left the shoe and was read with confidence.
+
+    ``source`` names the reader ("index", "barcode", "both", "replay"); informative only.
+    """
+
+    card: Card
+    orientation: Orientation | None = None
+    source: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CutCardSeen:
+    """The cut card passed the reader."""
+
+
+@dataclass(frozen=True, slots=True)
+class UnreadableCard:
+    """Something left the shoe but could not be read with confidence. Never a guess."""
+
+    reason: str = "unreadable"
+
+
+@dataclass(frozen=True, slots=True)
+class ForeignCard:
+    """A read that is no card of a standard deck (a foreign barcode, an unknown glyph)."""
+
+    payload: str
+
+
+@dataclass(frozen=True, slots=True)
+class ManualCard:
+    """A supervisor enters the card that was unreadable, after checking it by eye."""
+
+    card: Card
+
+
+@dataclass(frozen=True, slots=True)
+class NewShoe:
+    """A freshly shuffled shoe was loaded."""
+
+
+@dataclass(frozen=True, slots=True)
+class NewRound:
+    """The dealer pressed "new round" (only meaningful when rounds open by button)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConfirmResult:
+    """The dealer confirmed the round's result."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reveal:
+    """The dealer revealed a hand (insurance reveal points)."""
+
+    side: Literal["player", "banker"]
+
+
+@dataclass(frozen=True, slots=True)
+class Pause:
+    """Supervisor: stop the round."""
+
+    reason: str = "supervisor"
+
+
+@dataclass(frozen=True, slots=True)
+class Resume:
+    """Supervisor: resume the paused round."""
+
+
+@dataclass(frozen=True, slots=True)
+class Void:
+    """Supervisor: cancel the round in progress; all its bets are refunded."""
+
+    reason: str = "supervisor"
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """An adapter lost something it needs (serial link, camera, sensor): pause and alarm.
+
+    ``kind`` is short and stable ("link_down", "camera_lost", "firmware_fault", ...).
+    """
+
+    kind: str
+    detail: str = ""
+
+
+Input = (
+    CardSeen
+    | CutCardSeen
+    | UnreadableCard
+    | ForeignCard
+    | ManualCard
+    | NewShoe
+    | NewRound
+    | ConfirmResult
+    | Reveal
+    | Pause
+    | Resume
+    | Void
+    | Fault
+)
