@@ -20,28 +20,21 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="shoe-controller",
-        description="Smart baccarat shoe controller.",
-    )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name, (module_name, help_text) in COMMANDS.items():
-        p = sub.add_parser(name, help=help_text, description=help_text)
-        p.set_defaults(_module=module_name)
-        # Arguments are added lazily in main() for the chosen command only.
-    return parser
+def run_commands(
+    prog: str,
+    description: str,
+    commands: dict[str, tuple[str, str]],
+    argv: Sequence[str] | None = None,
+) -> int:
+    """Parse ``argv`` for one of ``commands`` (name -> (module, help)) and run it.
 
-
-def main(argv: Sequence[str] | None = None) -> int:
+    Shared by ``shoe-controller`` and ``shoe-calibrate``.
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
-    # Find the command first, then import its module and let it declare its arguments.
-    if argv and argv[0] in COMMANDS:
-        module = importlib.import_module(COMMANDS[argv[0]][0])
-        sub = argparse.ArgumentParser(
-            prog=f"shoe-controller {argv[0]}", description=COMMANDS[argv[0]][1]
-        )
+    if argv and argv[0] in commands:
+        module_name, help_text = commands[argv[0]]
+        module = importlib.import_module(module_name)
+        sub = argparse.ArgumentParser(prog=f"{prog} {argv[0]}", description=help_text)
         module.add_arguments(sub)
         args = sub.parse_args(argv[1:])
         try:
@@ -50,8 +43,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 130
         except BrokenPipeError:
             return 0
-    parser.parse_args(argv)  # prints usage / error for unknown or missing commands
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    sub_parsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, (_module, help_text) in commands.items():
+        sub_parsers.add_parser(name, help=help_text, add_help=False)
+    parser.parse_args(argv)  # prints usage, or the error for an unknown command
     return 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_commands("shoe-controller", "Smart baccarat shoe controller.", COMMANDS, argv)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,21 @@
+"""`shoe-calibrate`: one entry point, one module per sub-command (see shoe_controller.cli)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from shoe_controller.cli import run_commands
+
+#: name -> (module, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_commands(
+        "shoe-calibrate", "Camera set-up, deck learning and self-tests.", COMMANDS, argv
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
