@@ -1,0 +1,174 @@
+"""Configuration of the camera path: ``[vision]``, ``[camera]`` and ``[barcode]``.
+
+Import-light on purpose (only msgspec and the standard library): the configuration
+loader imports these Structs to validate a table's TOML file without pulling in OpenCV
+or zxing-cpp. Every field has a default, and unknown keys are refused, so a typo in the
+file is an error naming the key rather than a silently ignored setting.
+
+>>> import msgspec
+>>> VisionConfig().reader, VisionConfig().min_frames
+('index', 2)
+>>> msgspec.convert({"reader": "barcode"}, VisionConfig).reader
+'barcode'
+>>> msgspec.convert({"symbology": "Code128", "colour": 1}, BarcodeConfig)
+Traceback (most recent call last):
+...
+msgspec.ValidationError: Object contains unknown field `colour`
+>>> msgspec.convert({"pattern": "(?P<rank>[A2-9TJQK])"}, BarcodeConfig)
+Traceback (most recent call last):
+...
+msgspec.ValidationError: barcode pattern must have the named groups rank and suit
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+import msgspec
+
+__all__ = [
+    "DEFAULT_BARCODE_PATTERN",
+    "SYMBOLOGIES",
+    "BarcodeConfig",
+    "CameraConfig",
+    "VisionConfig",
+]
+
+#: Which reader turns a frame into a card: the index (rank and suit glyphs), the barcode
+#: printed on the card, or both (both must agree, else the frame is rejected).
+ReaderMode = Literal["index", "barcode", "both"]
+
+#: How a physical card pass is delimited: by the shoe's card-exit sensor, by the card's
+#: presence in the camera window, or ``auto`` (sensor when the shoe reports one).
+PassBoundary = Literal["auto", "sensor", "presence"]
+
+#: Where frames come from.
+SourceKind = Literal["usb", "picamera", "folder", "video", "synthetic"]
+
+#: Symbologies zxing-cpp can be restricted to (names of ``zxingcpp.BarcodeFormat``).
+SYMBOLOGIES = (
+    "Code128",
+    "Code39",
+    "Code93",
+    "Codabar",
+    "ITF",
+    "EAN8",
+    "EAN13",
+    "UPCA",
+    "DataBar",
+    "QRCode",
+    "MicroQRCode",
+    "DataMatrix",
+    "Aztec",
+    "PDF417",
+)
+Symbology = Literal[
+    "Code128",
+    "Code39",
+    "Code93",
+    "Codabar",
+    "ITF",
+    "EAN8",
+    "EAN13",
+    "UPCA",
+    "DataBar",
+    "QRCode",
+    "MicroQRCode",
+    "DataMatrix",
+    "Aztec",
+    "PDF417",
+]
+
+#: ``[D<deck>-]<rank><suit>``: ``QH``, ``TS``, ``10S``, ``D3-QH``. Case-insensitive.
+DEFAULT_BARCODE_PATTERN = r"(?:D(?P<deck>[0-9]{1,2})-)?(?P<rank>10|[A2-9TJQK])(?P<suit>[SHDC])"
+
+Fraction = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
+Positive = Annotated[int, msgspec.Meta(ge=1)]
+NonNegative = Annotated[float, msgspec.Meta(ge=0.0)]
+#: A rectangle in pixels: x, y, width, height.
+Rect = tuple[
+    Annotated[int, msgspec.Meta(ge=0)],
+    Annotated[int, msgspec.Meta(ge=0)],
+    Annotated[int, msgspec.Meta(ge=1)],
+    Annotated[int, msgspec.Meta(ge=1)],
+]
+
+
+class VisionConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
+    """``[vision]``: which reader, and how frames of one card pass become one read."""
+
+    #: index | barcode | both (both must agree on every frame, else the frame is rejected).
+    reader: ReaderMode = "index"
+    #: Calibration profile written by ``shoe-calibrate learn`` (needed by the index reader).
+    profile: str = "/var/lib/shoe-controller/profile.npz"
+    #: A frame read below this confidence does not count as a vote.
+    min_confidence: Fraction = 0.6
+    #: Confident frames that must agree before a pass becomes a card (fewer: unreadable).
+    min_frames: Positive = 2
+    #: auto | sensor | presence: what delimits one physical card pass.
+    pass_boundary: PassBoundary = "auto"
+    #: Presence mode: this many consecutive empty frames end a pass.
+    gap_frames: Positive = 2
+    #: Sensor mode: frames up to this long after the card-exit event still belong to it.
+    exit_grace_s: NonNegative = 0.05
+    #: Sensor mode: a card seen in the window with no card-exit event within this many
+    #: seconds after it left the window is reported unreadable (never silently dropped).
+    exit_timeout_s: NonNegative = 1.0
+
+
+class CameraConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
+    """``[camera]``: the frame source and its settings."""
+
+    #: usb | picamera | folder | video | synthetic.
+    source: SourceKind = "usb"
+    #: usb: a device path (/dev/video0) or index ("0"); folder/video: a path.
+    device: str = "/dev/video0"
+    width: Positive = 640
+    height: Positive = 480
+    #: Frames per second asked of a camera; for folder/video replay, the pace of the
+    #: timestamps (0 = the file's own rate for video, as fast as possible for folders).
+    fps: NonNegative = 60.0
+    #: Region of interest (x, y, width, height) cropped from every frame; none = whole frame.
+    roi: Rect | None = None
+    #: Manual exposure (camera units: V4L2 exposure_time_absolute in 100 us, picamera2
+    #: ExposureTime in us); none = automatic exposure.
+    exposure: float | None = None
+    #: Manual focus (V4L2 focus_absolute, picamera2 LensPosition in dioptres); none = auto.
+    focus: float | None = None
+    #: Replay sources: sleep so frames arrive at ``fps`` in real time (false: as fast as read).
+    realtime: bool = False
+    #: Replay sources: start again at the end instead of stopping.
+    loop: bool = False
+
+
+class BarcodeConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
+    """``[barcode]``: the symbology to look for and how a payload maps to a card."""
+
+    #: The only symbology searched for (a restriction makes reads fast and unambiguous).
+    symbology: Symbology = "Code128"
+    #: Regular expression matched against the whole payload (case-insensitive); named
+    #: groups ``rank`` and ``suit`` give the card, optional ``deck`` the deck number.
+    pattern: str = DEFAULT_BARCODE_PATTERN
+    #: Payloads that mean the cut card.
+    cut_payloads: tuple[str, ...] = ("CUT",)
+    #: Highest deck number accepted in a payload (a higher one is a foreign card);
+    #: 0 = any deck number.
+    max_deck: Annotated[int, msgspec.Meta(ge=0)] = 0
+    #: Search only this region of the frame (x, y, width, height); none = the whole frame.
+    region: Rect | None = None
+    #: Divide the (region of the) frame by this factor before decoding (1 = full size);
+    #: keep at least 2 pixels per bar after it.
+    downscale: Positive = 1
+    #: A frame whose brightest ``presence_fraction`` of pixels is below this grey level
+    #: is the empty (dark) window; otherwise something is there, read or not.
+    presence_level: Annotated[int, msgspec.Meta(ge=0, le=255)] = 90
+    presence_fraction: Fraction = 0.05
+
+    def __post_init__(self) -> None:
+        try:
+            compiled = re.compile(self.pattern, re.IGNORECASE)
+        except re.error as exc:
+            raise ValueError(f"barcode pattern is not a regular expression: {exc}") from exc
+        if not {"rank", "suit"} <= set(compiled.groupindex):
+            raise ValueError("barcode pattern must have the named groups rank and suit")
