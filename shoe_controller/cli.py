@@ -17,6 +17,7 @@ from collections.abc import Sequence
 COMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("shoe_controller.commands.replay", "re-check a recorded shoe from text"),
     "config": ("shoe_controller.commands.config", "check a configuration file"),
+    "journal": ("shoe_controller.commands.journal", "verify or export the event journal"),
 }
 
 

@@ -1,0 +1,439 @@
+"""The event journal: every domain event, in order, hash-chained, in one SQLite file.
+
+The journal is the source of truth. The daemon appends the events the game core decided
+*before* anything acts on them (LEDs, MQTT), and rebuilds the shoe after a restart by
+folding the game core's ``evolve`` over :meth:`Journal.replay`. Outputs are projections
+of journaled events, so they can always be rebuilt and re-sent.
+
+Storage: SQLite in WAL mode with ``synchronous=FULL`` (a committed append survives a
+power cut). One row per event in table ``events``:
+
+``seq``        1, 2, 3, ... contiguous, per table (one journal per table)
+``time``       wall clock UTC when it was journaled, ``2026-11-30T04:28:12.123456Z``
+``type``       the event's ``type`` tag (also inside ``body``)
+``body``       the event as canonical JSON (:func:`canonical_json`)
+``prev_hash``  ``hash`` of the previous row; 64 zeros for seq 1 (:data:`GENESIS`)
+``hash``       lowercase hex SHA-256 of the UTF-8 bytes of
+               ``prev_hash + "\\n" + str(seq) + "\\n" + time + "\\n" + type + "\\n" + body``
+
+Editing, inserting or deleting a row inside the chain breaks it at that row, and
+:meth:`Journal.verify` names the first bad seq. (Rewriting every later row too, or cutting
+the tail, needs an outside witness: the casino feed carries each hash, signed.)
+
+>>> import tempfile, os
+>>> path = os.path.join(tempfile.mkdtemp(), "j.sqlite3")
+>>> with Journal.open(path, table_id="T1") as j:
+...     entries = j.append([{"type": "shoe_started", "shoe": 1, "decks": 8}],
+...                        time="2026-11-30T04:00:00.000000Z")
+...     [(e.seq, e.type, e.body) for e in entries]
+[(1, 'shoe_started', '{"decks":8,"shoe":1,"type":"shoe_started"}')]
+>>> with Journal.open(path) as j:
+...     j.verify(), j.last_seq
+(1, 1)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+__all__ = [
+    "FORMAT_VERSION",
+    "GENESIS",
+    "Journal",
+    "JournalCorrupt",
+    "JournalEntry",
+    "JournalError",
+    "JournalMismatch",
+    "canonical_json",
+    "chain_hash",
+    "checked_entries",
+    "utc_timestamp",
+    "verify_entries",
+]
+
+#: ``prev_hash`` of the first event.
+GENESIS = "0" * 64
+#: Bumped when the table layout or the hash definition changes.
+FORMAT_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS events (
+    seq       INTEGER PRIMARY KEY,
+    time      TEXT NOT NULL,
+    type      TEXT NOT NULL,
+    body      TEXT NOT NULL,
+    prev_hash TEXT NOT NULL,
+    hash      TEXT NOT NULL
+);
+"""
+
+
+class JournalError(Exception):
+    """The journal cannot be used; the message says what, where and what to do."""
+
+
+class JournalCorrupt(JournalError):
+    """The file is damaged or the chain is broken: refuse to start on it."""
+
+    def __init__(self, message: str, seq: int | None = None) -> None:
+        super().__init__(message)
+        #: The first bad sequence number, when the damage is in a row.
+        self.seq = seq
+
+
+class JournalMismatch(JournalError):
+    """The journal belongs to another table (or is of an unknown format)."""
+
+
+def canonical_json(value: Any) -> str:
+    """The one JSON form that is hashed and signed: sorted keys, no whitespace, UTF-8.
+
+    It is exactly Python's ``json.dumps(value, sort_keys=True, separators=(",", ":"),
+    ensure_ascii=False)``, so any consumer can reproduce it from a parsed message.
+
+    >>> canonical_json({"b": [1, 0.95, None], "a": "QH"})
+    '{"a":"QH","b":[1,0.95,null]}'
+    """
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False)
+
+
+def chain_hash(prev_hash: str, seq: int, time: str, type_: str, body: str) -> str:
+    """The SHA-256 of one journal row, chained to the previous row's hash.
+
+    >>> chain_hash(GENESIS, 1, "2026-11-30T04:00:00.000000Z", "shoe_started",
+    ...            '{"decks":8,"shoe":1,"type":"shoe_started"}')
+    '02a3dfbd305e9b1a369fc17f6bd3f767da837c09f7a6dcdc170ca8ba94fe2ac6'
+    """
+    data = f"{prev_hash}\n{seq}\n{time}\n{type_}\n{body}".encode()
+    return hashlib.sha256(data).hexdigest()
+
+
+def utc_timestamp(when: datetime | None = None) -> str:
+    """RFC 3339 UTC with microseconds, the journal's ``time`` (the shell reads the clock).
+
+    >>> utc_timestamp(datetime(2026, 11, 30, 4, 28, 12, 123456, tzinfo=UTC))
+    '2026-11-30T04:28:12.123456Z'
+    """
+    when = datetime.now(UTC) if when is None else when.astimezone(UTC)
+    return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@dataclass(frozen=True, slots=True)
+class JournalEntry:
+    """One journaled event, as stored."""
+
+    seq: int
+    time: str
+    type: str
+    body: str
+    prev_hash: str
+    hash: str
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The event as a plain dict (parsed from ``body``)."""
+        return json.loads(self.body)  # type: ignore[no-any-return]
+
+    def event(self) -> Any:
+        """The event as the game core's Struct (``game.events.decode_event``)."""
+        from shoe_controller.game.events import decode_event
+
+        return decode_event(self.body.encode())
+
+    def to_export(self) -> dict[str, Any]:
+        """The auditor's export record: seq, time, type, hash, prev_hash, event."""
+        return {"seq": self.seq, "time": self.time, "type": self.type, "hash": self.hash,
+                "prev_hash": self.prev_hash, "event": self.data}
+
+
+def encode_body(event: Any) -> tuple[str, str]:
+    """``(type, canonical JSON)`` of a game event Struct or a plain dict with a ``type``.
+
+    Structs go through the game core's ``encode_event`` and are then re-canonicalised,
+    so the stored text is exactly :func:`canonical_json` whatever the encoder's habits.
+    """
+    if isinstance(event, dict):
+        data = event
+    else:
+        from shoe_controller.game.events import encode_event
+
+        data = json.loads(encode_event(event))
+    type_ = data.get("type") if isinstance(data, dict) else None
+    if not isinstance(type_, str) or not type_:
+        raise ValueError(f"cannot journal {event!r}: an event needs a string 'type'")
+    return type_, canonical_json(data)
+
+
+#: Called inside the append transaction with the new rows, e.g. to write outbox rows
+#: atomically with them (:meth:`shoe_controller.publish.publisher.Publisher.append`).
+AppendHook = Callable[[sqlite3.Connection, list[JournalEntry]], None]
+
+
+class Journal:
+    """An open journal file. Thread-safe; one writer process per file.
+
+    Use :meth:`open`, which checks the file and (by default) the whole chain, so a damaged
+    journal refuses to start with :class:`JournalCorrupt`.
+    """
+
+    def __init__(self, path: str, conn: sqlite3.Connection) -> None:
+        self.path = path
+        self._conn = conn
+        self._lock = threading.Lock()
+        self.table_id: str | None = None
+        row = conn.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        self._last_seq, self._last_hash = (row[0], row[1]) if row else (0, GENESIS)
+
+    # -- opening ---------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, table_id: str | None = None,
+             verify: bool = True, readonly: bool = False) -> Journal:
+        """Open (creating if needed) the journal at ``path``.
+
+        ``table_id`` is recorded on creation and must match afterwards: a journal is one
+        table's sequence. ``verify`` checks every row's hash chain before returning.
+        ``readonly`` (auditors) never creates or writes.
+        """
+        path = os.fspath(path)
+        if readonly and not os.path.exists(path):
+            raise JournalError(f"journal {path}: no such file")
+        if not readonly:
+            parent = os.path.dirname(os.path.abspath(path))
+            if not os.path.isdir(parent):
+                raise JournalError(f"journal {path}: directory {parent} does not exist")
+        try:
+            conn = connect(path, readonly=readonly)
+            if not readonly:
+                with conn:
+                    conn.executescript(_SCHEMA)
+            check = conn.execute("PRAGMA quick_check").fetchone()[0]
+            if check != "ok":
+                raise JournalCorrupt(
+                    f"journal {path}: the SQLite file is damaged ({check}); refusing to "
+                    "start on it. Move it aside and restore the last good copy "
+                    "(see docs/journal.md, recovery)."
+                )
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+            if not {"meta", "events"} <= tables:
+                raise JournalCorrupt(f"journal {path}: not a shoe-controller journal "
+                                     f"(tables {sorted(tables)})")
+        except sqlite3.DatabaseError as exc:
+            raise JournalCorrupt(
+                f"journal {path}: not a readable SQLite database ({exc}); refusing to "
+                "start on it. Move it aside and restore the last good copy "
+                "(see docs/journal.md, recovery)."
+            ) from None
+        journal = cls(path, conn)
+        journal._check_meta(table_id, readonly)
+        if verify:
+            journal.verify()
+        return journal
+
+    def _check_meta(self, table_id: str | None, readonly: bool) -> None:
+        meta = dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
+        version = meta.get("format_version")
+        if version is None and not readonly:
+            with self._conn:
+                self._conn.execute("INSERT INTO meta VALUES ('format_version', ?)",
+                                   (str(FORMAT_VERSION),))
+                if table_id is not None:
+                    self._conn.execute("INSERT INTO meta VALUES ('table_id', ?)", (table_id,))
+            meta["table_id"] = table_id or ""
+        elif version is not None and version != str(FORMAT_VERSION):
+            raise JournalMismatch(f"journal {self.path}: format version {version}, this "
+                                  f"program reads version {FORMAT_VERSION}")
+        stored = meta.get("table_id") or None
+        if table_id is not None and stored is not None and stored != table_id:
+            raise JournalMismatch(
+                f"journal {self.path} belongs to table {stored!r}, the config says table "
+                f"{table_id!r}: point [journal] path at that table's own journal"
+            )
+        if table_id is not None and stored is None and not readonly:
+            with self._conn:
+                self._conn.execute("INSERT OR REPLACE INTO meta VALUES ('table_id', ?)",
+                                   (table_id,))
+            stored = table_id
+        self.table_id = stored
+
+    # -- writing ---------------------------------------------------------------------
+
+    def append(self, events: Sequence[Any], time: str | datetime | None = None, *,
+               hook: AppendHook | None = None) -> list[JournalEntry]:
+        """Append ``events`` in one transaction (all or none), fsynced before returning.
+
+        ``time`` is stamped on every event of the call (default: now, UTC). ``hook`` runs
+        inside the transaction with the new entries (to write outbox rows atomically).
+        """
+        stamp = time if isinstance(time, str) else utc_timestamp(time)
+        encoded = [encode_body(ev) for ev in events]
+        if not encoded:
+            return []
+        with self._lock:
+            conn = self._conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                # Re-read the tail inside the write lock: correct even if another
+                # connection appended (it should not; this keeps the chain right anyway).
+                row = conn.execute(
+                    "SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+                seq, prev = (row[0], row[1]) if row else (0, GENESIS)
+                entries = []
+                for type_, body in encoded:
+                    seq += 1
+                    digest = chain_hash(prev, seq, stamp, type_, body)
+                    entries.append(JournalEntry(seq, stamp, type_, body, prev, digest))
+                    prev = digest
+                conn.executemany(
+                    "INSERT INTO events (seq, time, type, body, prev_hash, hash) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    [(e.seq, e.time, e.type, e.body, e.prev_hash, e.hash) for e in entries],
+                )
+                if hook is not None:
+                    hook(conn, entries)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            self._last_seq, self._last_hash = seq, prev
+            return entries
+
+    # -- reading ---------------------------------------------------------------------
+
+    @property
+    def last_seq(self) -> int:
+        """Sequence number of the last appended event (0 when empty)."""
+        return self._last_seq
+
+    @property
+    def last_hash(self) -> str:
+        return self._last_hash
+
+    def replay(self, from_seq: int = 1, to_seq: int | None = None,
+               batch: int = 2000) -> Iterator[JournalEntry]:
+        """Entries from ``from_seq`` to ``to_seq`` (inclusive), in order.
+
+        Reads on a private connection in batches, so appends may go on meanwhile.
+        """
+        conn = connect(self.path, readonly=True)
+        try:
+            seq = from_seq - 1
+            while True:
+                rows = conn.execute(
+                    "SELECT seq, time, type, body, prev_hash, hash FROM events "
+                    "WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
+                    (seq, to_seq if to_seq is not None else (1 << 62), batch),
+                ).fetchall()
+                if not rows:
+                    return
+                for row in rows:
+                    yield JournalEntry(*row)
+                seq = rows[-1][0]
+        finally:
+            conn.close()
+
+    def events(self, from_seq: int = 1) -> Iterator[Any]:
+        """The game core's event Structs, in order: fold ``evolve`` over these to resume."""
+        for entry in self.replay(from_seq):
+            yield entry.event()
+
+    def verify(self) -> int:
+        """Check every row; return the number of events. Raise :class:`JournalCorrupt`
+        naming the first bad seq and what is wrong with it."""
+        try:
+            return verify_entries(self.replay(), where=f"journal {self.path}")
+        except sqlite3.DatabaseError as exc:
+            raise JournalCorrupt(f"journal {self.path}: cannot read the events ({exc}); "
+                                 "the file is damaged (see docs/journal.md, recovery)") from None
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def verify_entries(entries: Iterable[JournalEntry], where: str = "journal") -> int:
+    """Check sequence, chain and hashes of ``entries`` (from seq 1); return the count.
+
+    >>> a = JournalEntry(1, "t", "x", '{"type":"x"}', GENESIS,
+    ...                  chain_hash(GENESIS, 1, "t", "x", '{"type":"x"}'))
+    >>> verify_entries([a])
+    1
+    >>> verify_entries([a, a])
+    Traceback (most recent call last):
+    ...
+    shoe_controller.journal.JournalCorrupt: journal: seq 1 follows seq 1, expected seq 2 ...
+    """
+    return sum(1 for _ in checked_entries(entries, where))
+
+
+def checked_entries(entries: Iterable[JournalEntry],
+                    where: str = "journal") -> Iterator[JournalEntry]:
+    """Yield each of ``entries`` (from seq 1) only once it has been checked.
+
+    Raises :class:`JournalCorrupt` at the first bad row, before yielding it.
+    """
+    expected_seq, prev = 1, GENESIS
+    for e in entries:
+        if e.seq != expected_seq:
+            raise JournalCorrupt(
+                f"{where}: seq {e.seq} follows seq {expected_seq - 1}, expected seq "
+                f"{expected_seq} (a row was deleted or inserted)", seq=expected_seq)
+        if e.prev_hash != prev:
+            raise JournalCorrupt(
+                f"{where}: seq {e.seq}: prev_hash does not match the hash of seq "
+                f"{e.seq - 1} (the chain is broken here)", seq=e.seq)
+        if chain_hash(e.prev_hash, e.seq, e.time, e.type, e.body) != e.hash:
+            raise JournalCorrupt(
+                f"{where}: seq {e.seq}: stored hash does not match its content "
+                "(the row was edited or damaged)", seq=e.seq)
+        try:
+            body = json.loads(e.body)
+        except ValueError:
+            raise JournalCorrupt(f"{where}: seq {e.seq}: body is not JSON",
+                                 seq=e.seq) from None
+        if not isinstance(body, dict) or body.get("type") != e.type:
+            raise JournalCorrupt(f"{where}: seq {e.seq}: type column {e.type!r} does not "
+                                 "match the body's type", seq=e.seq)
+        prev = e.hash
+        expected_seq += 1
+        yield e
+
+
+def connect(path: str, *, readonly: bool = False,
+            synchronous: str = "FULL") -> sqlite3.Connection:
+    """A connection to a journal file with the journal's pragmas.
+
+    Autocommit mode (transactions are explicit), usable from any thread (callers
+    serialise their own use), WAL, a busy timeout so the outbox writer and the journal
+    writer wait for each other instead of failing.
+    """
+    if readonly:
+        uri = f"file:{os.path.abspath(path)}?mode=ro"
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+    else:
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA busy_timeout = 10000")
+    if not readonly:
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            raise JournalError(f"journal {path}: cannot switch to WAL mode (got {mode})")
+        conn.execute(f"PRAGMA synchronous = {synchronous}")
+    return conn
