@@ -18,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("shoe_controller.commands.replay", "re-check a recorded shoe from text"),
     "config": ("shoe_controller.commands.config", "check a configuration file"),
     "journal": ("shoe_controller.commands.journal", "verify or export the event journal"),
+    "roads": ("shoe_controller.commands.roads", "scoreboard roads of results or a replay file"),
 }
 
 
