@@ -100,18 +100,9 @@ def brute_force_cards(cards, commission=True):
     count = 0
     # the round uses at most 6 cards: enumerate ordered 6-tuples of distinct cards
     for seq in itertools.permutations(range(n), 6):
-        it = iter(seq)
-        p_idx, b_idx = [], []
-
-        def draw(into):
-            i = next(it)
-            into.append(i)
-            return cards[i].value
-
-        p_vals = [draw(p_idx)]
-        b_vals = [draw(b_idx)]
-        p_vals.append(draw(p_idx))
-        b_vals.append(draw(b_idx))
+        p_idx, b_idx = [seq[0], seq[2]], [seq[1], seq[3]]
+        p_vals = [cards[i].value for i in p_idx]
+        b_vals = [cards[i].value for i in b_idx]
         rest = iter([cards[i].value for i in seq[4:]])
         pt, bt = sum(p_vals) % 10, sum(b_vals) % 10
         if pt < 8 and bt < 8:
@@ -257,7 +248,7 @@ def test_single_deck_outcomes_agree_with_value_recursion(removed):
 
 
 def test_single_deck_bets_agree_with_settlement_over_the_brute_force():
-    counts = odds.remaining_counts(1, "AS AH AD 5C 9S KH".split())
+    counts = odds.remaining_counts(1, ["AS", "AH", "AD", "5C", "9S", "KH"])
     dist = brute_force_values(value_composition(counts))
     a = odds.analyse(counts)
     for bet in odds.BETS:
@@ -274,7 +265,7 @@ def test_single_deck_bets_agree_with_settlement_over_the_brute_force():
 
 def test_pair_closed_form_depends_on_ranks_not_values():
     # removing all tens leaves J/Q/K: value-0 pairs are still pairs of a rank only
-    counts = odds.remaining_counts(1, "TS TH TD TC".split())
+    counts = odds.remaining_counts(1, ["TS", "TH", "TD", "TC"])
     a = odds.analyse(counts)
     n = 48
     assert a.probabilities["player_pair"] == Fraction(12 * 4 * 3, n * (n - 1))
