@@ -15,6 +15,7 @@ import pytest
 
 from shoe_controller.game import odds
 from shoe_controller.game.cards import ALL_CARDS, parse_cards
+from shoe_controller.game.rules import Paytable
 
 # --- an independent tableau and settlement, written from DESIGN.md ----------------------
 
@@ -195,11 +196,11 @@ def test_no_commission_banker_pays_half_on_six():
 
 
 def test_paytable_is_data():
-    a = odds.analyse(odds.shoe_counts(8), paytable={"tie": 9})
+    a = odds.analyse(odds.shoe_counts(8), paytable=Paytable(tie=9))
     p_tie = a.probabilities["tie"]
     assert a.expected_value["tie"] == 10 * p_tie - 1
-    bonus = {"bonus_margin": {9: 30, 8: 10, 7: 6, 6: 4, 5: 2}}  # no pay for a win by 4
-    b = odds.analyse(odds.shoe_counts(8), paytable=bonus)
+    no_four = Paytable(bonus_margin_4=0.0)  # a win by 4 only pushes
+    b = odds.analyse(odds.shoe_counts(8), paytable=no_four)
     assert b.expected_value["player_bonus"] < a.expected_value["player_bonus"]
 
 

@@ -38,195 +38,34 @@ from typing import Any, Final
 import numpy as np
 
 from shoe_controller.game.cards import ALL_CARDS, Card, parse_card
+from shoe_controller.game.round import Outcome
+from shoe_controller.game.rules import BET_NAMES, Paytable
+from shoe_controller.game.settlement import Pairs, settle
+from shoe_controller.game.tableau import banker_draws, player_draws
 
 __all__ = [
     "BETS",
-    "DEFAULT_PAYTABLE",
+    "OUTCOMES",
     "Analysis",
     "CompositionError",
-    "Outcome",
     "analyse",
-    "bet_payout",
     "outcome_probabilities",
     "remaining_counts",
     "shoe_counts",
 ]
 
 #: Every bet of DESIGN.md, in display order.
-BETS: Final = (
-    "player",
-    "banker",
-    "tie",
-    "player_pair",
-    "banker_pair",
-    "either_pair",
-    "perfect_pair",
-    "player_natural",
-    "banker_natural",
-    "player_bonus",
-    "banker_bonus",
-    "lucky_six",
-    "lucky_six_2",
-    "lucky_six_3",
-    "lucky_seven",
-    "lucky_seven_2",
-    "lucky_seven_3",
-    "super_lucky_seven",
-)
-
-#: Net win per unit staked, DESIGN.md's numbers. Used when no paytable is given; the
-#: table's configured paytable (``Rules.paytable``) has the same shape and wins.
-DEFAULT_PAYTABLE: Final[Mapping[str, Any]] = {
-    "player": 1,
-    "banker": 0.95,  # commission mode
-    "banker_no_commission": 1,
-    "banker_no_commission_six": 0.5,  # no-commission: a Banker win with 6 pays half
-    "tie": 8,
-    "player_pair": 11,
-    "banker_pair": 11,
-    "either_pair": 5,
-    "perfect_pair": 25,
-    "player_natural": 3.5,
-    "banker_natural": 3.5,
-    # bonus: natural win 1, natural tie push, non-natural win by margin 9..4
-    "bonus_natural_win": 1,
-    "bonus_margin": {9: 30, 8: 10, 7: 6, 6: 4, 5: 2, 4: 1},
-    "lucky_six": {2: 12, 3: 20},  # by the number of Banker cards
-    "lucky_six_2": 22,
-    "lucky_six_3": 50,
-    "lucky_seven": {2: 6, 3: 15},  # by the number of Player cards
-    "lucky_seven_2": 15,
-    "lucky_seven_3": 30,
-    "super_lucky_seven": {4: 30, 5: 40, 6: 100},  # by the number of cards in the round
-}
+BETS: Final = BET_NAMES
+_PAIR_BETS: Final = ("player_pair", "banker_pair", "either_pair", "perfect_pair")
 
 
 class CompositionError(ValueError):
     """A composition that cannot be analysed (negative counts, too few cards)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """What every non-pair bet depends on: final totals and number of cards per hand.
-
-    A natural is a two-card 8 or 9; it ends the round with two cards each.
-
-    >>> o = Outcome(7, 6, 3, 2)
-    >>> o.winner, o.player_natural, o.banker_natural
-    ('player', False, False)
-    """
-
-    player_total: int
-    banker_total: int
-    player_cards: int
-    banker_cards: int
-
-    @property
-    def winner(self) -> str:
-        if self.player_total > self.banker_total:
-            return "player"
-        if self.banker_total > self.player_total:
-            return "banker"
-        return "tie"
-
-    @property
-    def player_natural(self) -> bool:
-        return self.player_cards == 2 and self.player_total >= 8
-
-    @property
-    def banker_natural(self) -> bool:
-        return self.banker_cards == 2 and self.banker_total >= 8
-
-
-def _exact(x: Any) -> Fraction:
-    # 0.95 must mean 19/20, not the binary float nearest to it.
+def _exact(x: float | int | Fraction) -> Fraction:
+    # a paytable's 0.95 means 19/20, not the binary float nearest to it
     return x if isinstance(x, Fraction) else Fraction(str(x))
-
-
-def _tier(table: Any, key: int) -> Fraction | None:
-    value = table.get(key) if isinstance(table, Mapping) else table.get(str(key))
-    return None if value is None else _exact(value)
-
-
-def _bonus(paytable: Mapping[str, Any], mine: int, theirs: int, natural: bool) -> Fraction:
-    if natural:
-        if mine > theirs:
-            return _exact(paytable["bonus_natural_win"])
-        return Fraction(0) if mine == theirs else Fraction(-1)
-    if mine > theirs:
-        won = _tier(paytable["bonus_margin"], mine - theirs)
-        return won if won is not None else Fraction(-1)
-    return Fraction(-1)
-
-
-def bet_payout(
-    bet: str,
-    outcome: Outcome,
-    paytable: Mapping[str, Any] = DEFAULT_PAYTABLE,
-    commission: bool = True,
-) -> Fraction:
-    """Net result per unit staked on ``bet`` for a value ``outcome`` (not the pair bets).
-
-    >>> bet_payout("banker", Outcome(3, 6, 3, 2), commission=False)
-    Fraction(1, 2)
-    >>> bet_payout("player_bonus", Outcome(9, 0, 3, 3))
-    Fraction(30, 1)
-    >>> bet_payout("super_lucky_seven", Outcome(7, 6, 3, 3))
-    Fraction(100, 1)
-    """
-    p, b, n_p, n_b = (
-        outcome.player_total,
-        outcome.banker_total,
-        outcome.player_cards,
-        outcome.banker_cards,
-    )
-    winner = outcome.winner
-    lose = Fraction(-1)
-    if bet == "player":
-        return {"player": _exact(paytable["player"]), "tie": Fraction(0)}.get(winner, lose)
-    if bet == "banker":
-        if winner == "tie":
-            return Fraction(0)
-        if winner == "player":
-            return lose
-        if commission:
-            return _exact(paytable["banker"])
-        if b == 6:
-            return _exact(paytable["banker_no_commission_six"])
-        return _exact(paytable["banker_no_commission"])
-    if bet == "tie":
-        return _exact(paytable["tie"]) if winner == "tie" else lose
-    if bet == "player_natural":
-        return _exact(paytable["player_natural"]) if outcome.player_natural else lose
-    if bet == "banker_natural":
-        return _exact(paytable["banker_natural"]) if outcome.banker_natural else lose
-    natural = outcome.player_natural or outcome.banker_natural
-    if bet == "player_bonus":
-        return _bonus(paytable, p, b, natural)
-    if bet == "banker_bonus":
-        return _bonus(paytable, b, p, natural)
-    if bet in ("lucky_six", "lucky_six_2", "lucky_six_3"):
-        if winner != "banker" or b != 6:
-            return lose
-        if bet == "lucky_six":
-            won = _tier(paytable["lucky_six"], n_b)
-            return lose if won is None else won
-        wanted = 2 if bet == "lucky_six_2" else 3
-        return _exact(paytable[bet]) if n_b == wanted else lose
-    if bet in ("lucky_seven", "lucky_seven_2", "lucky_seven_3"):
-        if winner != "player" or p != 7:
-            return lose
-        if bet == "lucky_seven":
-            won = _tier(paytable["lucky_seven"], n_p)
-            return lose if won is None else won
-        wanted = 2 if bet == "lucky_seven_2" else 3
-        return _exact(paytable[bet]) if n_p == wanted else lose
-    if bet == "super_lucky_seven":
-        if p == 7 and b == 6:
-            won = _tier(paytable["super_lucky_seven"], n_p + n_b)
-            return lose if won is None else won
-        return lose
-    raise KeyError(f"{bet!r} is not a value bet (pair bets have closed forms)")
 
 
 # --------------------------------------------------------------------------------------
@@ -273,26 +112,22 @@ def remaining_counts(
 # The static enumeration plan (independent of the composition; built once)
 
 
-def _banker_draws(banker: int, player_third: int | None) -> bool:
-    if player_third is None:
-        return banker <= 5
-    if banker <= 2:
-        return True
-    return {
-        3: player_third != 8,
-        4: 2 <= player_third <= 7,
-        5: 4 <= player_third <= 7,
-        6: 6 <= player_third <= 7,
-    }.get(banker, False)
-
-
 def _outcome_index(p: int, b: int, n_p: int, n_b: int) -> int:
     return ((p * 10 + b) * 2 + (n_p - 2)) * 2 + (n_b - 2)
 
 
-#: All 400 outcomes, in index order.
+def _make_outcome(p: int, b: int, n_p: int, n_b: int) -> Outcome:
+    winner = "player" if p > b else "banker" if b > p else "tie"
+    return Outcome(p, b, n_p, n_b, winner, n_p == 2 and p >= 8, n_b == 2 and b >= 8)
+
+
+#: All 400 outcomes ``(player total, banker total, player cards, banker cards)``, in
+#: index order (some cannot happen: their probability is 0).
 OUTCOMES: Final = tuple(
-    Outcome(p, b, n_p, n_b) for p in range(10) for b in range(10) for n_p in (2, 3)
+    _make_outcome(p, b, n_p, n_b)
+    for p in range(10)
+    for b in range(10)
+    for n_p in (2, 3)
     for n_b in (2, 3)
 )
 
@@ -358,14 +193,14 @@ def _plan() -> _Plan:
     six = np.full((100, 10, 10), unused)
     for k in range(100):
         p, b = divmod(k, 10)
-        if p >= 8 or b >= 8 or (p >= 6 and b >= 6):  # natural, or both stand
+        if p >= 8 or b >= 8 or (not player_draws(p) and not banker_draws(b, None)):
             four[k] = _outcome_index(p, b, 2, 2)
-        elif p >= 6:  # Player stands on 6-7; Banker (0-5) draws
+        elif not player_draws(p):  # Player stands on 6-7; Banker (0-5) draws
             for y in range(10):
                 five[k, y] = _outcome_index(p, (b + y) % 10, 2, 3)
         else:  # Player draws x
             for x in range(10):
-                if _banker_draws(b, x):
+                if banker_draws(b, x):
                     for y in range(10):
                         six[k, x, y] = _outcome_index((p + x) % 10, (b + y) % 10, 3, 3)
                 else:
@@ -491,51 +326,47 @@ class Analysis:
 
 @cache
 def _payout_classes(
-    paytable_key: tuple[tuple[str, Any], ...], commission: bool
+    paytable: Paytable, commission: bool
 ) -> dict[str, tuple[tuple[Fraction, np.ndarray], ...]]:
-    """bet -> ((payout, mask over outcomes), ...): one row per distinct payout."""
-    paytable = {k: dict(v) if isinstance(v, tuple) else v for k, v in paytable_key}
+    """bet -> ((payout, mask over outcomes), ...): one row per distinct payout.
+
+    The payouts come from the table's own settlement (game.settlement), so the odds are
+    those of what the table actually pays.
+    """
+    mode = "commission" if commission else "no_commission"
+    pays = [settle(o, Pairs(), paytable, mode) for o in OUTCOMES]
     classes: dict[str, tuple[tuple[Fraction, np.ndarray], ...]] = {}
     for bet in BETS:
-        if bet in ("player_pair", "banker_pair", "either_pair", "perfect_pair"):
+        if bet in _PAIR_BETS:
             continue
-        pays = [bet_payout(bet, o, paytable, commission) for o in OUTCOMES]
+        column = [_exact(p[bet]) for p in pays]
         classes[bet] = tuple(
-            (value, np.array([p == value for p in pays])) for value in sorted(set(pays))
+            (value, np.array([p == value for p in column])) for value in sorted(set(column))
         )
     return classes
 
 
-def _freeze(paytable: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
-    return tuple(
-        sorted(
-            (k, tuple(sorted(v.items())) if isinstance(v, Mapping) else v)
-            for k, v in paytable.items()
-        )
-    )
-
-
 def analyse(
     counts: Sequence[int],
-    paytable: Mapping[str, Any] | None = None,
+    paytable: Paytable | None = None,
     commission: bool = True,
 ) -> Analysis:
     """Exact probabilities and expected values of every bet for the next round.
 
     ``counts``: cards left, indexed by ``Card.index`` (:func:`remaining_counts`).
-    ``paytable``: net win per unit staked, shaped like :data:`DEFAULT_PAYTABLE` (missing
-    keys take the default). ``commission``: Banker pays 0.95, else 1 and 0.5 on a six.
+    ``paytable``: the table's (``Rules.paytable``; default: DESIGN.md's figures).
+    ``commission``: Banker wins pay ``paytable.banker``, else the no-commission lines.
 
     >>> a = analyse(shoe_counts(8), commission=False)
     >>> round(float(a.house_edge["banker"]) * 100, 4)
     1.4581
     """
     counts = _checked(counts)
-    table = dict(DEFAULT_PAYTABLE) | dict(paytable or {})
+    table = paytable or Paytable()
     numerators, denominator = _outcome_numerators(_value_counts(counts))
     sums = {
         bet: tuple((value, int(numerators[mask].sum())) for value, mask in rows)
-        for bet, rows in _payout_classes(_freeze(table), commission).items()
+        for bet, rows in _payout_classes(table, commission).items()
     }
     expected: dict[str, Fraction] = {}
     probabilities: dict[str, Fraction] = {}
@@ -556,7 +387,7 @@ def analyse(
         ("perfect_pair", any_perfect),
     ):
         probabilities[bet] = p
-        expected[bet] = p * (_exact(table[bet]) + 1) - 1
+        expected[bet] = p * (_exact(getattr(table, bet)) + 1) - 1
     order = {bet: i for i, bet in enumerate(BETS)}
     return Analysis(
         cards=n,
