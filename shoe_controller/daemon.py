@@ -1,0 +1,374 @@
+"""The daemon: one core loop from inputs to journaled events to outputs.
+
+Everything that happens at the table arrives as a game input on one queue: card reads
+from the camera's pass tracker, the shoe's serial link (card exits, scanner reads,
+buttons, lid, faults), the dealer station's buttons and key switch. The core loop takes
+one input at a time and, in this order:
+
+1. asks the pure game core what it means (``decide``), and runs the game-protection
+   projection over the resulting events (its alerts and analyses are events too);
+2. appends all of them to the journal (one SQLite transaction, fsynced, hash-chained;
+   the outbox rows go in the same transaction) — nothing acts on an event before this;
+3. folds them into the shoe state (``evolve``) and the dealer panel (``lights.project``);
+4. hands them to the outputs: LEDs and buzzer, the MQTT publisher (which applies the
+   release policy and the public display projection), observers (the virtual dealer).
+
+On start it verifies the journal's chain and folds ``evolve`` over every journaled
+event, so after a crash or a power cut the shoe resumes where it stopped, mid-round
+included. It tells systemd READY=1 when the inputs are open and pings WATCHDOG=1 from
+the core loop itself (a wedged loop gets the service restarted, not just a dead
+process). A camera or serial failure becomes a ``Fault`` input and the adapter retries;
+nothing an adapter does can stop the loop. SIGTERM stops it cleanly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import queue
+import resource
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from shoe_controller.dealer.lights import Lights, event_field, event_type, project, supervisor_key
+from shoe_controller.game.inputs import Fault, Input
+from shoe_controller.sdnotify import Notifier
+
+__all__ = ["Daemon", "DaemonError", "InputSource", "Item", "Submit", "peak_rss_mb"]
+
+log = logging.getLogger("shoe_controller.daemon")
+
+#: ``submit(input, origin)``: put one input on the daemon's queue (thread-safe).
+Submit = Callable[[Input, str], None]
+#: Called by the core loop with every batch of journaled entries, after the outputs.
+Observer = Callable[[Sequence[Any]], None]
+
+
+class DaemonError(RuntimeError):
+    """The daemon cannot start (bad journal, unusable configuration...); says why."""
+
+
+class InputSource(Protocol):
+    """An adapter feeding the queue: camera, serial link... ``start`` must not block."""
+
+    name: str
+
+    def start(self, submit: Submit) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One queued input, where it came from, and when the edge read it (monotonic)."""
+
+    input: Input | None
+    origin: str
+    t_read: float = field(default_factory=time.monotonic)
+
+
+_STOP = Item(None, "stop")
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size of this process so far, in MB (Linux: ru_maxrss is KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+class GameCore:
+    """The pure core behind one mutable reference: shoe state + protection state.
+
+    ``decide`` returns the events an input yields (core events then protection events)
+    and the states they lead to, without committing; ``commit`` adopts them once the
+    events are journaled.
+    """
+
+    def __init__(self, rules: Any, analytics: Any | None = None) -> None:
+        from shoe_controller.game import shoe as shoe_mod
+
+        self._decide = shoe_mod.decide
+        self._evolve = shoe_mod.evolve
+        self.state: Any = shoe_mod.Shoe(rules).state
+        self._protect: Callable[[Any, Any], tuple[Any, Sequence[Any]]] | None = None
+        self.pstate: Any = None
+        try:
+            from shoe_controller.game import protection
+        except ImportError:  # the protection projection is optional until it lands
+            protection = None  # type: ignore[assignment]
+        if protection is not None and hasattr(protection, "protect"):
+            self._protect = protection.protect
+            self.pstate = _initial_protection(protection, rules, analytics)
+
+    def decide(self, inp: Input) -> tuple[list[Any], Any, Any]:
+        events = list(self._decide(self.state, inp))
+        state, pstate, extra = self.state, self.pstate, []
+        for ev in events:
+            state = self._evolve(state, ev)
+            if self._protect is not None:
+                pstate, out = self._protect(pstate, ev)
+                extra.extend(out)
+        for ev in extra:  # core events the projection raised (alerts): fold them too
+            state = self._evolve(state, ev)
+        return events + extra, state, pstate
+
+    def commit(self, state: Any, pstate: Any) -> None:
+        self.state, self.pstate = state, pstate
+
+    def fold(self, event: Any) -> None:
+        """Replay one journaled event (resume): evolve, and feed the projection silently."""
+        self.state = self._evolve(self.state, event)
+        if self._protect is not None and event_type(event) not in ("shoe_analysis",
+                                                                  "integrity_alert"):
+            self.pstate, _ = self._protect(self.pstate, event)
+
+
+def _initial_protection(protection: Any, rules: Any, analytics: Any | None) -> Any:
+    for name in ("initial", "initial_state", "ProtectionState"):
+        maker = getattr(protection, name, None)
+        if maker is None:
+            continue
+        for args in ((rules, analytics), (analytics,), (rules,), ()):
+            try:
+                return maker(*[a for a in args if a is not None] if args else [])
+            except TypeError:
+                continue
+    return None
+
+
+class Daemon:
+    """The table's core loop and its wiring. See the module docstring for the order.
+
+    ``journal`` is an open :class:`shoe_controller.journal.Journal`; ``publisher`` has
+    ``append(journal, events) -> entries`` (journal + outbox in one transaction) or is
+    None (journal only); ``station`` is a :class:`~shoe_controller.dealer.station.Station`
+    or None; ``sources`` are the input adapters.
+    """
+
+    def __init__(
+        self,
+        *,
+        rules: Any,
+        journal: Any,
+        analytics: Any | None = None,
+        publisher: Any | None = None,
+        station: Any | None = None,
+        sources: Sequence[InputSource] = (),
+        notifier: Notifier | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.journal = journal
+        self.publisher = publisher
+        self.station = station
+        self.sources = list(sources)
+        self.notifier = notifier or Notifier()
+        self.clock = clock
+        self.queue: queue.Queue[Item] = queue.Queue()
+        self.core = GameCore(rules, analytics)
+        self.lights = Lights()
+        self.observers: list[Observer] = []
+        self.stopping = threading.Event()
+        self.ready = threading.Event()
+        self.started_at = clock()
+        self.ready_after: float | None = None
+        self.resumed_events = 0
+        self.inputs_handled = 0
+        self.errors = 0
+        self._last_watchdog = 0.0
+        self._last_status = 0.0
+
+    # -- inputs ------------------------------------------------------------------------
+
+    def submit(self, inp: Input, origin: str = "internal", t_read: float | None = None) -> None:
+        """Queue one input (thread-safe; called from adapters' threads)."""
+        self.queue.put(Item(inp, origin, self.clock() if t_read is None else t_read))
+
+    # -- start -------------------------------------------------------------------------
+
+    def resume(self) -> int:
+        """Fold every journaled event into the core and the panel; returns their count.
+
+        The journal was verified when it was opened; an event the core cannot fold is a
+        journal this program cannot continue: refuse, naming the seq.
+        """
+        count = 0
+        for entry in self.journal.replay():
+            try:
+                event = entry.event()
+                self.core.fold(event)
+            except Exception as exc:
+                raise DaemonError(
+                    f"journal {self.journal.path}: event seq {entry.seq} ({entry.type}) "
+                    f"cannot be replayed into the game core: {exc}"
+                ) from exc
+            self.lights = project(self.lights, event)
+            count += 1
+        self.resumed_events = count
+        return count
+
+    def start(self) -> None:
+        """Resume from the journal, open outputs and inputs, then say READY."""
+        n = self.resume()
+        if n:
+            log.info("resumed from the journal: %d events, last seq %d (%s)",
+                     n, self.journal.last_seq, self.describe())
+        if self.station is not None:
+            self.station.show(self.lights)
+        if self.publisher is not None:
+            self.publisher.start()
+        for source in self.sources:
+            try:
+                source.start(self.submit)
+            except Exception as exc:  # an input that cannot open is a fault, not a crash
+                log.error("input %s failed to start: %s", source.name, exc)
+                self.submit(Fault(f"{source.name}_lost", str(exc)), source.name)
+        self.ready_after = self.clock() - self.started_at
+        self.notifier.ready(self.describe())
+        self._last_watchdog = self.clock()
+        self.ready.set()
+
+    def describe(self) -> str:
+        """One status line: shoe, round, journal seq, outbox backlog."""
+        st = self.core.state
+        shoe = getattr(st, "shoe", None) or getattr(st, "shoe_number", None)
+        rnd = getattr(st, "round", None) or getattr(st, "round_number", None)
+        if rnd is not None and not isinstance(rnd, int):
+            rnd = getattr(rnd, "number", None)
+        parts = [f"shoe {shoe}" if shoe else "no shoe yet"]
+        if isinstance(rnd, int):
+            parts.append(f"round {rnd}")
+        parts.append(f"seq {self.journal.last_seq}")
+        if self.publisher is not None:
+            with contextlib.suppress(Exception):
+                parts.append(f"outbox {self.publisher.pending()}")
+        return ", ".join(parts)
+
+    # -- the core loop -------------------------------------------------------------------
+
+    def handle(self, item: Item) -> list[Any]:
+        """Process one input: decide, journal, evolve, outputs. Returns the entries."""
+        if item.origin in ("key_on", "key_off"):
+            self.lights = supervisor_key(self.lights, on=item.origin == "key_on")
+        inp = item.input
+        entries: list[Any] = []
+        if inp is not None:
+            try:
+                events, state, pstate = self.core.decide(inp)
+            except Exception:
+                # A bug in the core for one input must not stop the table: log it with
+                # the input (it is reproducible by replay) and carry on.
+                self.errors += 1
+                log.exception("the game core failed on %r from %s", inp, item.origin)
+                events = []
+            if events:
+                entries = self._journal(events)
+                self.core.commit(state, pstate)
+                for ev in events:
+                    self.lights = project(self.lights, ev)
+        self.inputs_handled += 1
+        if self.station is not None:
+            self.station.show(self.lights)
+        if entries:
+            for observer in list(self.observers):
+                try:
+                    observer(entries)
+                except Exception:
+                    log.exception("observer %r failed", observer)
+        return entries
+
+    def _journal(self, events: list[Any]) -> list[Any]:
+        if self.publisher is not None:
+            return list(self.publisher.append(self.journal, events))
+        return list(self.journal.append(events))
+
+    def run(self) -> None:
+        """The core loop, until :meth:`stop` (or SIGTERM via :meth:`install_signals`)."""
+        interval = self.notifier.watchdog_interval() or 5.0
+        tick = min(interval, 1.0)
+        while not self.stopping.is_set():
+            try:
+                item = self.queue.get(timeout=tick)
+            except queue.Empty:
+                item = None
+            if item is _STOP:
+                break
+            if item is not None:
+                self.handle(item)
+            now = self.clock()
+            if now - self._last_watchdog >= interval:
+                self.notifier.watchdog()
+                self._last_watchdog = now
+            if now - self._last_status >= 5.0:
+                self.notifier.status(self.describe())
+                self._last_status = now
+
+    def drain(self) -> None:
+        """Handle whatever is already queued (tests, and a clean stop)."""
+        while True:
+            try:
+                item = self.queue.get_nowait()
+            except queue.Empty:
+                return
+            if item is not _STOP:
+                self.handle(item)
+
+    def stop(self) -> None:
+        """Ask the loop to stop (thread- and signal-safe)."""
+        self.stopping.set()
+        self.queue.put(_STOP)
+
+    def close(self, flush_timeout: float = 2.0) -> None:
+        """Stop inputs, give the publisher a moment, close the station and the journal."""
+        self.notifier.stopping()
+        for source in self.sources:
+            with contextlib.suppress(Exception):
+                source.stop()
+        if self.publisher is not None:
+            with contextlib.suppress(Exception):
+                self.publisher.flush(flush_timeout)
+            with contextlib.suppress(Exception):
+                self.publisher.stop()
+        if self.station is not None:
+            self.station.close()
+        self.journal.close()
+        self.notifier.close()
+
+    def install_signals(self) -> None:
+        """SIGTERM and SIGINT stop the loop cleanly (main thread only)."""
+        def on_signal(signum: int, _frame: Any) -> None:
+            log.info("signal %d: stopping", signum)
+            self.stop()
+
+        signal.signal(signal.SIGTERM, on_signal)
+        signal.signal(signal.SIGINT, on_signal)
+
+
+def journal_path(state_dir: str | os.PathLike[str], configured: str | None = None) -> Path:
+    """Where the journal lives: ``configured`` if absolute, else under ``state_dir``.
+
+    >>> str(journal_path("/var/lib/shoe-controller"))
+    '/var/lib/shoe-controller/journal.sqlite3'
+    """
+    if configured and os.path.isabs(configured):
+        return Path(configured)
+    return Path(state_dir) / (configured or "journal.sqlite3")
+
+
+def summarize(entries: Iterable[Any]) -> dict[str, int]:
+    """Count journaled entries by event type (for the end-of-run report).
+
+    >>> class E:
+    ...     def __init__(self, t): self.type = t
+    >>> summarize([E("round_result"), E("round_result"), E("card_dealt")])
+    {'round_result': 2, 'card_dealt': 1}
+    """
+    counts: dict[str, int] = {}
+    for e in entries:
+        t = getattr(e, "type", None) or event_field(e, "type")
+        counts[t] = counts.get(t, 0) + 1
+    return counts
