@@ -1,0 +1,168 @@
+"""The broker connection: paho-mqtt 2.x, MQTT 5, QoS 1, persistent session, TLS, last will.
+
+:class:`MqttLink` is the only module that imports paho. It connects in the background
+(``connect_async`` + paho's network thread), reconnects with exponential back-off, keeps
+a persistent session (``clean_start=False`` and a Session Expiry Interval), sets a
+retained ``offline`` last will on the status topic and publishes a retained ``online``
+on every connect. It reports acknowledgements and connection changes through callbacks
+that must be quick: they run on paho's network thread while paho holds its own locks, so
+they may not call back into the client (the publisher only queues them).
+
+>>> from shoe_controller.publish.config import MqttConfig
+>>> from shoe_controller.publish.topics import Topics
+>>> link = MqttLink(MqttConfig(url="mqtt://127.0.0.1:1"), Topics("shoe", "T1"),
+...                 on_ack=lambda mid, ok, why: None)
+>>> link.connected, link.client_id
+(False, 'shoe-controller-T1')
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import ssl
+import threading
+from collections.abc import Callable
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+
+from shoe_controller.journal import utc_timestamp
+from shoe_controller.publish.config import MqttConfig
+from shoe_controller.publish.payloads import status_payload
+from shoe_controller.publish.topics import Topics
+
+__all__ = ["MqttLink", "PublishRefused"]
+
+log = logging.getLogger("shoe_controller.publish")
+
+#: (mid, acknowledged without failure, reason text)
+AckCallback = Callable[[int, bool, str], None]
+#: (connected, reason text)
+ConnectionCallback = Callable[[bool, str], None]
+
+
+class PublishRefused(RuntimeError):
+    """paho would not even queue the message (e.g. its queue is full)."""
+
+
+class MqttLink:
+    """One MQTT 5 client for one table. Thread-safe: ``publish`` from any thread."""
+
+    def __init__(self, config: MqttConfig, topics: Topics, *, on_ack: AckCallback,
+                 on_connection: ConnectionCallback | None = None) -> None:
+        self.config = config
+        self.topics = topics
+        self.client_id = config.client_id_for(topics.table)
+        self._on_ack = on_ack
+        self._on_connection = on_connection
+        self._connected = threading.Event()
+        self._stopping = False
+        self.last_error: str | None = None
+        self._client = self._make_client()
+
+    # -- set-up ----------------------------------------------------------------------
+
+    def _make_client(self) -> mqtt.Client:
+        c = self.config
+        client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=self.client_id,
+                             protocol=mqtt.MQTTv5)
+        client.max_inflight_messages_set(c.max_inflight)
+        client.reconnect_delay_set(c.reconnect_min_delay, c.reconnect_max_delay)
+        client.will_set(self.topics.status,
+                        status_payload(self.topics.table, "offline", reason="connection lost"),
+                        qos=1, retain=True)
+        if c.endpoint()[2]:
+            client.tls_set(ca_certs=c.ca_file, certfile=c.cert_file, keyfile=c.key_file,
+                           cert_reqs=ssl.CERT_REQUIRED, tls_version=ssl.PROTOCOL_TLS_CLIENT)
+        if c.username is not None:
+            client.username_pw_set(c.username, c.resolved_password())
+        client.on_connect = self._handle_connect
+        client.on_connect_fail = self._handle_connect_fail
+        client.on_disconnect = self._handle_disconnect
+        client.on_publish = self._handle_publish
+        return client
+
+    def start(self) -> None:
+        """Connect in the background; returns at once (the broker may be down)."""
+        host, port, _tls = self.config.endpoint()
+        props = Properties(PacketTypes.CONNECT)
+        props.SessionExpiryInterval = self.config.session_expiry
+        self._client.connect_async(host, port, keepalive=self.config.keepalive,
+                                   clean_start=False, properties=props)
+        self._client.loop_start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Say ``offline`` (retained), disconnect cleanly, stop the network thread."""
+        self._stopping = True
+        if self._connected.is_set():
+            info = self._client.publish(
+                self.topics.status,
+                status_payload(self.topics.table, "offline", time=utc_timestamp(),
+                               reason="stopped"),
+                qos=1, retain=True)
+            # Losing the connection meanwhile is fine: the last will says offline anyway.
+            with contextlib.suppress(RuntimeError, ValueError):
+                info.wait_for_publish(timeout)
+        self._client.disconnect()
+        self._client.loop_stop()
+        self._connected.clear()
+
+    # -- use -------------------------------------------------------------------------
+
+    @property
+    def connected(self) -> bool:
+        return self._connected.is_set()
+
+    def wait_connected(self, timeout: float) -> bool:
+        return self._connected.wait(timeout)
+
+    def publish(self, topic: str, payload: bytes, retain: bool) -> int:
+        """Hand a QoS 1 message to paho; return its mid. paho keeps it (and re-sends it
+        after a reconnect) until the PUBACK, reported through ``on_ack``."""
+        info = self._client.publish(topic, payload, qos=1, retain=retain)
+        if info.rc not in (mqtt.MQTT_ERR_SUCCESS, mqtt.MQTT_ERR_NO_CONN):
+            raise PublishRefused(mqtt.error_string(info.rc))
+        return int(info.mid)
+
+    # -- paho callbacks (network thread; keep them short) ----------------------------
+
+    def _handle_connect(self, client: mqtt.Client, userdata: object,
+                        flags: mqtt.ConnectFlags, reason: object,
+                        properties: object) -> None:
+        if getattr(reason, "is_failure", False):
+            self.last_error = f"broker refused the connection: {reason}"
+            log.error("MQTT %s (client id %s)", self.last_error, self.client_id)
+            return
+        self.last_error = None
+        self._connected.set()
+        log.info("MQTT connected to %s:%s (session present: %s)",
+                 *self.config.endpoint()[:2], flags.session_present)
+        client.publish(self.topics.status,
+                       status_payload(self.topics.table, "online", time=utc_timestamp()),
+                       qos=1, retain=True)
+        if self._on_connection is not None:
+            self._on_connection(True, "connected")
+
+    def _handle_connect_fail(self, client: mqtt.Client, userdata: object) -> None:
+        host, port, _ = self.config.endpoint()
+        self.last_error = f"cannot reach the broker at {host}:{port}"
+        log.warning("MQTT %s; retrying, messages wait in the outbox", self.last_error)
+        if self._on_connection is not None:
+            self._on_connection(False, self.last_error)
+
+    def _handle_disconnect(self, client: mqtt.Client, userdata: object,
+                           flags: object, reason: object, properties: object) -> None:
+        was = self._connected.is_set()
+        self._connected.clear()
+        if was and not self._stopping:
+            self.last_error = f"disconnected: {reason}"
+            log.warning("MQTT %s; reconnecting, messages wait in the outbox", self.last_error)
+        if self._on_connection is not None:
+            self._on_connection(False, str(reason))
+
+    def _handle_publish(self, client: mqtt.Client, userdata: object, mid: int,
+                        reason: object, properties: object) -> None:
+        failed = bool(getattr(reason, "is_failure", False))
+        self._on_ack(mid, not failed, str(reason))

@@ -1,0 +1,427 @@
+"""The publisher the daemon calls: journaled events in, MQTT messages out, nothing lost.
+
+Flow, for each journaled event, in journal order::
+
+    release fold (release.py)  ->  released events
+        -> casino envelope, signed (payloads.py)            -> outbox row
+        -> display projection (game/display_state.py)       -> one coalesced outbox row
+    outbox (same SQLite file)  ->  sender thread  ->  MqttLink (paho)  ->  broker
+    PUBACK without failure     ->  row deleted
+
+The core loop only ever touches SQLite (staging is one short transaction, or part of
+the journal's own transaction with :meth:`Publisher.append`); everything that waits on
+the network runs on the sender thread and paho's network thread, so a slow or absent
+broker never blocks the game. Delivery is at least once; every re-send of a message is
+byte-identical, and consumers de-duplicate by ``seq``.
+
+Typical use in the daemon::
+
+    journal = Journal.open(path, table_id=table)
+    publisher = Publisher(journal, config.mqtt, table)
+    publisher.start()                     # catches up from the journal, connects
+    entries = publisher.append(events)    # journal + outbox in one transaction
+    # (or: entries = journal.append(events); publisher.submit(entries))
+    publisher.flush(timeout=10)           # wait for the broker to acknowledge all
+    publisher.stop()
+
+>>> import tempfile, os
+>>> from shoe_controller.journal import Journal
+>>> from shoe_controller.publish.config import MqttConfig
+>>> j = Journal.open(os.path.join(tempfile.mkdtemp(), "j.sqlite3"), table_id="T1")
+>>> p = Publisher(j, MqttConfig(release="on_result"), "T1", hmac_key=b"k")
+>>> _ = p.append([{"type": "shoe_started", "shoe": 1, "decks": 8},
+...               {"type": "round_started", "shoe": 1, "round": 1},
+...               {"type": "card_dealt", "shoe": 1, "round": 1, "hand": "player",
+...                "position": 1, "card": "QH", "orientation": None}])
+>>> p.pending(), p.held()        # shoe + round start (+ display state) wait; the card is held
+(3, 1)
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from shoe_controller.journal import Journal, JournalEntry, JournalError, connect
+from shoe_controller.publish import outbox
+from shoe_controller.publish.config import MqttConfig, read_secret_file
+from shoe_controller.publish.payloads import casino_payload, display_payload
+from shoe_controller.publish.release import ReleaseState, step
+from shoe_controller.publish.topics import Topics
+
+__all__ = ["Publisher"]
+
+log = logging.getLogger("shoe_controller.publish")
+
+#: Seconds before a message the broker refused (PUBACK with a failure reason) is retried.
+RETRY_AFTER_REFUSAL = 2.0
+#: How often the sender looks around when nothing wakes it.
+_IDLE_WAIT = 0.25
+
+
+@dataclass(frozen=True, slots=True)
+class _Item:
+    """A journal entry with its body parsed once (what the release fold looks at)."""
+
+    entry: JournalEntry
+    type: str
+    data: Mapping[str, Any]
+
+
+def _item(entry: JournalEntry) -> _Item:
+    return _Item(entry, entry.type, json.loads(entry.body))
+
+
+class Publisher:
+    """Durable, thread-safe MQTT publisher of one table's journal.
+
+    ``hmac_key`` overrides ``config.hmac_key_file`` (tests, simulate). ``submit``,
+    ``append``, ``pending``, ``held``, ``flush`` may be called from any thread.
+    """
+
+    def __init__(self, journal: Journal, config: MqttConfig, table_id: str, *,
+                 hmac_key: bytes | None = None) -> None:
+        self.journal = journal
+        self.config = config
+        self.table_id = table_id
+        self.topics = Topics(config.topic_prefix, table_id)
+        if hmac_key is None and config.hmac_key_file is not None:
+            hmac_key = read_secret_file(config.hmac_key_file, "mqtt hmac_key_file")
+        if hmac_key is None and config.enabled:
+            log.warning("mqtt hmac_key_file is not set: the casino feed goes out UNSIGNED "
+                        "(\"hmac\": null); set it on a production table")
+        self._key = hmac_key
+        self._display_on = config.display_feed
+        # Staging connection (callers' threads, under _stage_lock). NORMAL sync is enough:
+        # the journal (FULL) is the truth, and lost outbox rows are re-derived from it.
+        self._conn = connect(journal.path, synchronous="NORMAL")
+        outbox.ensure_schema(self._conn)
+        self._read_conn = connect(journal.path, readonly=True)
+        self._read_lock = threading.Lock()
+        self._stage_lock = threading.RLock()
+        self._release = ReleaseState(config.release)
+        self._display: Any = None
+        self._display_bytes: bytes | None = None
+        self._staged_through = 0
+        self._caught_up = False
+        # Sender thread state.
+        self._cond = threading.Condition()
+        self._acks: deque[tuple[int, bool, str]] = deque()
+        self._work = False
+        self._reconnected = False
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+        self._link: Any = None
+
+    # -- life cycle ------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Catch up with the journal (re-derive anything not staged), start sending.
+
+        Returns at once: the broker may be unreachable; messages wait in the outbox.
+        """
+        with self._stage_lock:
+            self._ensure_caught_up()
+        if not self.config.enabled:
+            log.info("mqtt disabled: events are journaled, nothing is published")
+            return
+        from shoe_controller.publish.mqtt import MqttLink  # paho only when publishing
+
+        self._link = MqttLink(self.config, self.topics, on_ack=self._on_ack,
+                              on_connection=self._on_connection)
+        self._thread = threading.Thread(target=self._run, name="mqtt-outbox", daemon=True)
+        self._thread.start()
+        self._link.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop sending (unacknowledged messages stay in the outbox for the next start),
+        publish ``offline``, disconnect."""
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+        if self._link is not None:
+            self._link.stop(timeout)
+            self._link = None
+        with self._stage_lock:
+            self._conn.close()
+        with self._read_lock:
+            self._read_conn.close()
+
+    def __enter__(self) -> Publisher:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- feeding ---------------------------------------------------------------------
+
+    def append(self, events: Sequence[Any], time: str | None = None) -> list[JournalEntry]:
+        """Journal ``events`` and stage their messages in ONE transaction; return entries.
+
+        The same as ``journal.append`` followed by :meth:`submit`, minus the window in
+        which a crash would leave journaled events not yet in the outbox.
+        """
+        with self._stage_lock:
+            self._ensure_caught_up()
+            done: list[tuple[ReleaseState, Any, bytes | None, int]] = []
+
+            def hook(conn: Any, entries: list[JournalEntry]) -> None:
+                new = self._gap(conn, entries[0].seq) + entries
+                if not self.config.enabled:
+                    return
+                messages, release, display, dbytes = self._messages_for(new)
+                outbox.stage(conn, messages, new[-1].seq)
+                done.append((release, display, dbytes, new[-1].seq))
+
+            entries = self.journal.append(events, time, hook=hook)
+            if done:
+                self._release, self._display, self._display_bytes, self._staged_through = done[0]
+        self._wake()
+        return entries
+
+    def submit(self, entries: Sequence[JournalEntry]) -> None:
+        """Stage the messages of journaled ``entries`` (already-staged ones are skipped, a
+        gap before them is read back from the journal). Never waits on the broker."""
+        if not self.config.enabled:
+            return
+        with self._stage_lock:
+            self._ensure_caught_up()
+            new = [e for e in entries if e.seq > self._staged_through]
+            if not new:
+                return
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                new = self._gap(self._conn, new[0].seq) + new
+                messages, release, display, dbytes = self._messages_for(new)
+                outbox.stage(self._conn, messages, new[-1].seq)
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._release, self._display, self._display_bytes = release, display, dbytes
+            self._staged_through = new[-1].seq
+        self._wake()
+
+    # -- state -----------------------------------------------------------------------
+
+    def pending(self) -> int:
+        """Messages in the outbox, not yet acknowledged by the broker."""
+        with self._read_lock:
+            return outbox.pending_count(self._read_conn)
+
+    def held(self) -> int:
+        """Journaled events held back by the release policy (an unconfirmed round)."""
+        return len(self._release.held)
+
+    @property
+    def connected(self) -> bool:
+        return self._link is not None and self._link.connected
+
+    @property
+    def last_error(self) -> str | None:
+        """Why the broker is not reachable, if it is not (for logs and STATUS=)."""
+        return None if self._link is None else self._link.last_error
+
+    def flush(self, timeout: float) -> bool:
+        """Wait until the outbox is empty (every message acknowledged); False on timeout.
+
+        Held events are not waited for: they leave when their round is confirmed.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.pending() == 0:
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            with self._cond:
+                self._cond.wait(min(left, 0.05))
+
+    # -- staging (under _stage_lock) -------------------------------------------------
+
+    def _ensure_caught_up(self) -> None:
+        """On first use: rebuild release/display state from the journal up to what the
+        outbox already holds, then stage whatever the journal has beyond it."""
+        if self._caught_up:
+            return
+        from shoe_controller.game.display_state import DisplayState, project
+
+        through = outbox.staged_through(self._conn)
+        last = self.journal.last_seq
+        if through > last:
+            raise JournalError(
+                f"journal {self.journal.path}: the outbox says events up to seq {through} "
+                f"were published but the journal ends at seq {last}: the journal was "
+                "replaced or cut; restore it (see docs/journal.md, recovery)")
+        release = ReleaseState(self.config.release)
+        display = DisplayState(table=self.table_id)
+        for entry in self.journal.replay(1, through):
+            release, out = step(release, _item(entry))
+            if self._display_on:
+                for item in out:
+                    display = project(display, item.data)
+        self._release, self._display, self._staged_through = release, display, through
+        self._display_bytes = (display_payload(_display_dict(display))
+                               if self._display_on and through else None)
+        self._caught_up = True
+        rest = list(self.journal.replay(through + 1))
+        if rest and self.config.enabled:
+            log.info("outbox: staging %d journaled event(s) not yet staged (seq %d-%d)",
+                     len(rest), rest[0].seq, rest[-1].seq)
+            self.submit(rest)
+
+    def _gap(self, conn: Any, first_seq: int) -> list[JournalEntry]:
+        """Journal entries between what is staged and ``first_seq`` (normally none)."""
+        if first_seq == self._staged_through + 1:
+            return []
+        if first_seq <= self._staged_through:
+            raise JournalError(f"publisher: seq {first_seq} was already staged")
+        rows = conn.execute(
+            "SELECT seq, time, type, body, prev_hash, hash FROM events "
+            "WHERE seq > ? AND seq < ? ORDER BY seq", (self._staged_through, first_seq),
+        ).fetchall()
+        return [JournalEntry(*r) for r in rows]
+
+    def _messages_for(self, entries: Sequence[JournalEntry]
+                      ) -> tuple[list[outbox.Message], ReleaseState, Any, bytes | None]:
+        """Pure with respect to self: the messages for ``entries`` and the new states."""
+        from shoe_controller.game.display_state import project
+
+        release, display, dbytes = self._release, self._display, self._display_bytes
+        messages: list[outbox.Message] = []
+        topic = self.topics.casino_events
+        for entry in entries:
+            release, out = step(release, _item(entry))
+            for item in out:
+                e = item.entry
+                messages.append(outbox.Message(topic, casino_payload(e, self.table_id, self._key),
+                                               retain=False, seq=e.seq))
+                if self._display_on:
+                    display = project(display, item.data)
+        if self._display_on:
+            new_bytes = display_payload(_display_dict(display))
+            if new_bytes != dbytes:
+                messages.append(outbox.Message(self.topics.display_state, new_bytes,
+                                               retain=True, coalesce_key="display"))
+                dbytes = new_bytes
+        return messages, release, display, dbytes
+
+    def _restage_display(self) -> None:
+        """After a (re)connect, send the current display state again: a broker that lost
+        its retained messages (restarted without persistence) gets it back at once."""
+        with self._stage_lock:
+            if not self._display_on or self._display_bytes is None or self._stopping:
+                return
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                outbox.stage(self._conn, [outbox.Message(
+                    self.topics.display_state, self._display_bytes, retain=True,
+                    coalesce_key="display")], self._staged_through)
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+
+    # -- sender thread ---------------------------------------------------------------
+
+    def _wake(self) -> None:
+        with self._cond:
+            self._work = True
+            self._cond.notify_all()
+
+    def _on_ack(self, mid: int, ok: bool, why: str) -> None:  # paho's thread: be quick
+        with self._cond:
+            self._acks.append((mid, ok, why))
+            self._cond.notify_all()
+
+    def _on_connection(self, up: bool, why: str) -> None:  # paho's thread: be quick
+        with self._cond:
+            if up:
+                self._reconnected = True
+            self._work = True
+            self._cond.notify_all()
+
+    def _run(self) -> None:
+        try:
+            self._send_loop()
+        except Exception:  # never die silently: the outbox keeps everything for a restart
+            log.exception("mqtt outbox sender stopped by an error; pending messages stay "
+                          "in the outbox and are sent on the next start")
+
+    def _send_loop(self) -> None:
+        conn = connect(self.journal.path, synchronous="NORMAL")
+        inflight: dict[int, int] = {}    # paho mid -> outbox row id
+        cursor = 0                       # highest row id handed to paho by this process
+        retry: dict[int, float] = {}     # refused row id -> when to try again
+        try:
+            while True:
+                with self._cond:
+                    if not (self._stopping or self._acks or self._work or self._reconnected):
+                        self._cond.wait(_IDLE_WAIT)
+                    if self._stopping:
+                        return
+                    acks = list(self._acks)
+                    self._acks.clear()
+                    self._work = False
+                    reconnected, self._reconnected = self._reconnected, False
+                done: list[int] = []
+                for mid, ok, why in acks:
+                    row_id = inflight.pop(mid, None)
+                    if row_id is None:
+                        continue  # the status message, or a row of an earlier connection
+                    if ok:
+                        done.append(row_id)
+                    else:
+                        log.warning("broker refused outbox message %d (%s); retrying in "
+                                    "%.0f s", row_id, why, RETRY_AFTER_REFUSAL)
+                        retry[row_id] = time.monotonic() + RETRY_AFTER_REFUSAL
+                if done:
+                    conn.execute("BEGIN IMMEDIATE")
+                    outbox.delete(conn, done)
+                    conn.execute("COMMIT")
+                    with self._cond:
+                        self._cond.notify_all()  # flush() waiters
+                if reconnected:
+                    self._restage_display()
+                link = self._link
+                if link is None or not link.connected:
+                    continue
+                room = self.config.max_inflight - len(inflight)
+                now = time.monotonic()
+                due = sorted(r for r, t in retry.items() if t <= now)[:max(room, 0)]
+                rows = outbox.fetch_ids(conn, due)
+                for r in due:
+                    retry.pop(r, None)  # sent again below, or gone (coalesced away)
+                if room - len(rows) > 0:
+                    fresh = outbox.fetch(conn, cursor, room - len(rows))
+                    rows += fresh
+                for row in rows:
+                    try:
+                        mid = link.publish(row.topic, row.payload, row.retain)
+                    except Exception as exc:  # paho refused to queue: try again later
+                        log.warning("cannot hand outbox message %d to MQTT: %s", row.id, exc)
+                        retry[row.id] = time.monotonic() + RETRY_AFTER_REFUSAL
+                    else:
+                        inflight[mid] = row.id
+                    cursor = max(cursor, row.id)
+                if rows:
+                    with self._cond:
+                        self._work = True  # there may be more: look again at once
+        finally:
+            conn.close()
+
+
+def _display_dict(display: Any) -> dict[str, Any]:
+    from shoe_controller.game.display_state import to_payload
+
+    return to_payload(display)
