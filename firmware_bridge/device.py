@@ -1,0 +1,233 @@
+"""The device side of the protocol, without I/O: what a shoe's firmware does (PROTOCOL.md §8).
+
+:class:`DeviceCore` numbers events, keeps the replay buffer, answers the host's hello,
+commands and replay requests, and de-duplicates retried commands. It never touches a
+port or a clock: it is handed a ``clock_us`` function and returns the bytes to write,
+so the same logic drives the pty simulator here and could drive real firmware.
+
+>>> core = DeviceCore("SHOE-1", clock_us=lambda: 5_000, boot_id=7)
+>>> from firmware_bridge.protocol import StreamDecoder, HostHello, SetLock, encode
+>>> out = core.receive(encode(HostHello(1, 0)) + encode(SetLock(True), seq=1))
+>>> [f.msg.NAME for f in StreamDecoder().feed(b"".join(w for _, w in out))]
+['hello', 'ack']
+>>> core.locked
+True
+>>> _, wire = core.card_exit(duration_us=40_000)
+>>> StreamDecoder().feed(wire)[0].seq
+1
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from collections.abc import Callable
+
+from firmware_bridge.protocol import (
+    FLAG_REPLAY,
+    PROTOCOL_VERSION,
+    STATE_FAULT,
+    STATE_LID_OPEN,
+    STATE_LOCKED,
+    STATE_SHOE_LOADED,
+    Ack,
+    ButtonReport,
+    CardExitReport,
+    CardReadReport,
+    DeviceHello,
+    FaultReport,
+    Frame,
+    Heartbeat,
+    HostHello,
+    LidReport,
+    Message,
+    Ping,
+    Replay,
+    RequestStatus,
+    Reset,
+    SetLights,
+    SetLock,
+    ShoeEmptyReport,
+    ShoeLoadedReport,
+    Status,
+    StreamDecoder,
+    Unknown,
+    button_id,
+    encode,
+)
+
+__all__ = ["ALL_CAPABILITIES", "DeviceCore", "Out"]
+
+#: every capability bit of protocol 1.0 (see protocol.CAPABILITY_NAMES)
+ALL_CAPABILITIES = 0x7F
+
+#: What a DeviceCore wants written: ("event", wire) for a live device event,
+#: ("replay", wire) for a re-sent one, ("ack", wire) for a command's ack,
+#: ("control", wire) for everything else.
+Out = tuple[str, bytes]
+
+
+class DeviceCore:
+    """Protocol state of one shoe microcontroller (one boot of it)."""
+
+    def __init__(
+        self,
+        device_id: str,
+        *,
+        clock_us: Callable[[], int],
+        firmware: tuple[int, int, int] = (1, 0, 0),
+        protocol: tuple[int, int] = PROTOCOL_VERSION,
+        capabilities: int = ALL_CAPABILITIES,
+        replay_size: int = 64,
+        boot_id: int | None = None,
+    ) -> None:
+        self.device_id = device_id
+        self.clock_us = clock_us
+        self.firmware = firmware
+        self.protocol = protocol
+        self.capabilities = capabilities
+        self.boot_id = random.getrandbits(32) if boot_id is None else boot_id
+        self.decoder = StreamDecoder()
+        self.last_seq = 0  # last event sequence number assigned (0: none yet)
+        self.buffer: deque[tuple[int, Message]] = deque(maxlen=replay_size)
+        # command de-duplication: the host re-sends a command with the same seq
+        self.last_cmd: tuple[int, int, int] | None = None  # (seq, type, status)
+        self.executed: list[Message] = []  # every command executed once (tests)
+        self.reboot_requested = False
+        # the shoe's outputs and sensors
+        self.brightness = 0
+        self.locked = False
+        self.lid_open = False
+        self.shoe_loaded = False
+        self.fault_code = 0
+        self.cards_total = 0
+
+    # ---------------------------------------------------------------- state
+    @property
+    def oldest_seq(self) -> int:
+        return self.buffer[0][0] if self.buffer else 0
+
+    @property
+    def state(self) -> int:
+        return (
+            (STATE_LID_OPEN if self.lid_open else 0)
+            | (STATE_SHOE_LOADED if self.shoe_loaded else 0)
+            | (STATE_LOCKED if self.locked else 0)
+            | (STATE_FAULT if self.fault_code else 0)
+        )
+
+    def hello(self) -> Out:
+        maj, mnr, pat = self.firmware
+        msg = DeviceHello(
+            self.protocol[0],
+            self.protocol[1],
+            maj,
+            mnr,
+            pat,
+            self.capabilities,
+            self.boot_id,
+            self.oldest_seq,
+            self.device_id,
+        )
+        return ("control", encode(msg, self.last_seq))
+
+    def heartbeat(self) -> Out:
+        msg = Heartbeat(self.clock_us(), self.state, self.brightness, self.oldest_seq)
+        return ("control", encode(msg, self.last_seq))
+
+    # ---------------------------------------------------------------- events
+    def event(self, msg: Message) -> Out:
+        """Number a device event, keep it for replay, return its wire bytes."""
+        self.last_seq += 1
+        self.buffer.append((self.last_seq, msg))
+        return ("event", encode(msg, self.last_seq))
+
+    def card_exit(self, duration_us: int = 40_000) -> Out:
+        self.cards_total += 1
+        return self.event(CardExitReport(self.clock_us(), duration_us))
+
+    def card_read(self, payload: bytes, symbology: int = 1) -> Out:
+        return self.event(CardReadReport(self.clock_us(), symbology, bytes(payload)))
+
+    def button(self, name: str) -> Out:
+        return self.event(ButtonReport(self.clock_us(), button_id(name)))
+
+    def lid(self, is_open: bool) -> Out:
+        self.lid_open = is_open
+        return self.event(LidReport(self.clock_us(), is_open))
+
+    def shoe(self, loaded: bool) -> Out:
+        self.shoe_loaded = loaded
+        cls = ShoeLoadedReport if loaded else ShoeEmptyReport
+        return self.event(cls(self.clock_us()))
+
+    def fault(self, code: int, detail: str = "") -> Out:
+        self.fault_code = code
+        return self.event(FaultReport(self.clock_us(), code, detail))
+
+    # ---------------------------------------------------------------- host input
+    def receive(self, data: bytes) -> list[Out]:
+        """Bytes from the host -> what to write back, in order."""
+        out: list[Out] = []
+        for frame in self.decoder.feed(data):
+            out.extend(self.handle(frame))
+        return out
+
+    def handle(self, frame: Frame) -> list[Out]:
+        """One decoded host frame -> what to write back, in order."""
+        msg = frame.msg
+        if isinstance(msg, HostHello):
+            self.last_cmd = None  # a new host session numbers its commands afresh
+            return [self.hello()]
+        if isinstance(msg, Replay):
+            start = max(msg.from_seq, 1)
+            return [
+                ("replay", encode(m, seq, FLAG_REPLAY)) for seq, m in self.buffer if seq >= start
+            ]
+        if frame.type >= 0x80:
+            return self._command(frame.seq, frame.type, msg)
+        return []  # a device-to-host type sent to the device: ignored
+
+    def _command(self, seq: int, ctype: int, msg: object) -> list[Out]:
+        if self.last_cmd is not None and self.last_cmd[:2] == (seq, ctype):
+            # a retry of a command already executed: answer again, do not execute again
+            out: list[Out] = []
+            if isinstance(msg, RequestStatus):
+                out.append(self._status())
+            return [*out, ("ack", encode(Ack(seq, ctype, self.last_cmd[2]), self.last_seq))]
+        out = []
+        status = 0
+        if isinstance(msg, Ping):
+            pass
+        elif isinstance(msg, SetLights):
+            if msg.brightness > 100:
+                status = 1
+            else:
+                self.brightness = msg.brightness
+        elif isinstance(msg, SetLock):
+            self.locked = msg.locked
+        elif isinstance(msg, RequestStatus):
+            out.append(self._status())
+        elif isinstance(msg, Reset):
+            self.fault_code = 0
+            self.reboot_requested = msg.reboot
+        elif isinstance(msg, Unknown):
+            status = 2  # unsupported: the host learns at once, it does not retry
+        else:
+            status = 1  # Malformed body
+        if status == 0:
+            self.executed.append(msg)  # type: ignore[arg-type]
+        self.last_cmd = (seq, ctype, status)
+        out.append(("ack", encode(Ack(seq, ctype, status), self.last_seq)))
+        return out
+
+    def _status(self) -> Out:
+        msg = Status(
+            self.clock_us(),
+            self.state,
+            self.brightness,
+            self.cards_total,
+            self.fault_code,
+            self.oldest_seq,
+        )
+        return ("control", encode(msg, self.last_seq))

@@ -1,0 +1,447 @@
+"""A virtual shoe microcontroller on a pty, speaking the protocol, scriptable from Python.
+
+>>> sim = DeviceSimulator(heartbeat_interval=0.05)
+>>> path = sim.start()              # a stable path (symlink to the current pty)
+>>> import os; os.path.islink(path)
+True
+>>> sim.deal(3)                     # three card exits, as fast as possible
+>>> sim.last_seq
+3
+>>> sim.stop()
+
+The device logic is :class:`~firmware_bridge.device.DeviceCore`; this module adds the
+pty, a thread that answers the host and sends heartbeats, a device clock, and the
+faults a test or ``simulate`` asks for: garbage bytes, bad CRCs, dropped, duplicated
+and reordered frames, unplug/replug, a heartbeat stall, a firmware fault, a reboot.
+
+Unplugging closes the pty (the host sees the port vanish); the device keeps running
+and keeps its events in its replay buffer, as a shoe powered on its own supply does.
+Replugging opens a new pty and points the same stable path at it, as udev does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import select
+import shutil
+import tempfile
+import threading
+import time
+import tty
+from collections.abc import Callable
+
+from firmware_bridge.device import ALL_CAPABILITIES, DeviceCore, Out
+from firmware_bridge.protocol import FAULT_NAMES, PROTOCOL_VERSION, HostHello, Replay
+
+__all__ = ["DeviceSimulator"]
+
+
+def _fault_code(name_or_code: str | int) -> int:
+    if isinstance(name_or_code, int):
+        return name_or_code
+    for code, name in FAULT_NAMES.items():
+        if name == name_or_code:
+            return code
+    raise ValueError(f"unknown fault {name_or_code!r}; known: {', '.join(FAULT_NAMES.values())}")
+
+
+class DeviceSimulator:
+    """A virtual shoe. ``start()`` returns the path to open; every other method scripts it.
+
+    Thread-safe: script it from any thread while a link talks to it.
+    """
+
+    def __init__(
+        self,
+        device_id: str = "SIM-0001",
+        *,
+        firmware: tuple[int, int, int] = (1, 0, 0),
+        protocol: tuple[int, int] = PROTOCOL_VERSION,
+        capabilities: int = ALL_CAPABILITIES,
+        heartbeat_interval: float = 0.2,
+        replay_size: int = 64,
+        path: str | None = None,
+    ) -> None:
+        self.device_id = device_id
+        self.firmware = firmware
+        self.protocol = protocol
+        self.capabilities = capabilities
+        self.heartbeat_interval = heartbeat_interval
+        self.replay_size = replay_size
+        self._own_dir: str | None = None
+        self._path = path
+        self._lock = threading.RLock()
+        self._master: int | None = None
+        self._slave: int | None = None
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._wake_r, self._wake_w = -1, -1
+        self._t0 = time.monotonic_ns()
+        self.core = self._new_core()
+        # fault injection (counts of upcoming device-event frames to mangle)
+        self._drop = 0
+        self._duplicate = 0
+        self._corrupt = 0
+        self._reorder = 0
+        self._held: bytes | None = None  # a frame held back to be sent after the next one
+        self._ignore_commands = 0
+        self._drop_acks = 0
+        self._stalled = False
+        self._next_heartbeat = 0.0
+        #: frames received from the host, decoded, in order (retries and lost ones included)
+        self.received: list[object] = []
+        #: bytes written to the pty in total
+        self.bytes_out = 0
+        #: called with the wire bytes of every device event just before it is written
+        self.on_event_write: Callable[[bytes], None] | None = None
+
+    def _new_core(self) -> DeviceCore:
+        t0 = time.monotonic_ns()
+        self._t0 = t0
+        return DeviceCore(
+            self.device_id,
+            clock_us=lambda: (time.monotonic_ns() - t0) // 1000,
+            firmware=self.firmware,
+            protocol=self.protocol,
+            capabilities=self.capabilities,
+            replay_size=self.replay_size,
+        )
+
+    # ---------------------------------------------------------------- lifecycle
+    @property
+    def path(self) -> str:
+        """The stable path a host opens (valid after start())."""
+        if self._path is None:
+            raise RuntimeError("DeviceSimulator.start() first")
+        return self._path
+
+    @property
+    def tty(self) -> str | None:
+        """The current pty behind :attr:`path` (None while unplugged)."""
+        with self._lock:
+            return os.ttyname(self._slave) if self._slave is not None else None
+
+    def start(self) -> str:
+        """Create the pty, start answering, return the stable path to open."""
+        if self._thread is not None:
+            return self.path
+        if self._path is None:
+            self._own_dir = tempfile.mkdtemp(prefix="smart-shoe-sim-")
+            self._path = os.path.join(self._own_dir, "smart-shoe")
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        self._plug()
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="shoe-simulator", daemon=True)
+        self._thread.start()
+        return self.path
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+        with self._lock:
+            self._unplug()
+        for fd in (self._wake_r, self._wake_w):
+            if fd >= 0:
+                os.close(fd)
+        self._wake_r = self._wake_w = -1
+        if self._own_dir is not None:
+            shutil.rmtree(self._own_dir, ignore_errors=True)
+            self._own_dir = None
+            self._path = None
+
+    def __enter__(self) -> DeviceSimulator:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _plug(self) -> None:
+        master, slave = os.openpty()
+        tty.setraw(slave)  # no echo, no line discipline, before anyone writes
+        os.set_blocking(master, False)
+        name = os.ttyname(slave)
+        tmp = f"{self.path}.{os.getpid()}.tmp"
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        os.symlink(name, tmp)
+        os.replace(tmp, self.path)  # atomic, like udev re-pointing the name
+        self._master, self._slave = master, slave
+        self._held = None
+
+    def _unplug(self) -> None:
+        if self._master is None:
+            return
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)
+        for fd in (self._master, self._slave):
+            with contextlib.suppress(OSError):
+                os.close(fd)  # type: ignore[arg-type]
+        self._master = self._slave = None
+        self._held = None
+
+    def _wake(self) -> None:
+        if self._wake_w >= 0:
+            with contextlib.suppress(OSError):
+                os.write(self._wake_w, b"x")
+
+    # ---------------------------------------------------------------- the device loop
+    def _run(self) -> None:
+        self._next_heartbeat = time.monotonic()
+        while not self._stop.is_set():
+            with self._lock:
+                master = self._master
+                now = time.monotonic()
+                if not self._stalled and now >= self._next_heartbeat:
+                    self._next_heartbeat = now + self.heartbeat_interval
+                    self._send(self.core.heartbeat())
+                timeout = max(0.0, self._next_heartbeat - now) if not self._stalled else 0.05
+            fds = [self._wake_r] + ([master] if master is not None else [])
+            try:
+                readable, _, _ = select.select(fds, [], [], timeout)
+            except (OSError, ValueError):
+                continue  # the master was closed under us (unplug)
+            if self._wake_r in readable:
+                with contextlib.suppress(OSError):
+                    os.read(self._wake_r, 4096)
+            if master is None or master not in readable:
+                continue
+            with self._lock:
+                if master != self._master:
+                    continue
+                try:
+                    data = os.read(master, 4096)
+                except OSError as exc:
+                    if exc.errno in (errno.EAGAIN, errno.EINTR):
+                        continue
+                    data = b""  # EIO: nobody has the other side open
+                if not data or self._stalled:
+                    continue  # a stalled firmware reads nothing (the bytes are lost)
+                self._handle_host_bytes(data)
+
+    def _handle_host_bytes(self, data: bytes) -> None:
+        for frame in self.core.decoder.feed(data):
+            is_command = frame.type >= 0x80 and frame.type not in (HostHello.TYPE, Replay.TYPE)
+            self.received.append(frame.msg)
+            if is_command and self._ignore_commands:
+                self._ignore_commands -= 1
+                continue
+            for kind, wire in self.core.handle(frame):
+                if kind == "ack" and self._drop_acks:
+                    self._drop_acks -= 1
+                    continue
+                self._send((kind, wire))
+            if self.core.reboot_requested:
+                self._reboot_locked()
+
+    # ---------------------------------------------------------------- writing
+    def _send(self, out: Out) -> None:
+        """Write one frame, applying the injected faults to device-event frames."""
+        kind, wire = out
+        if kind in ("control", "ack"):
+            self._write(wire)
+            return
+        if self._drop:
+            self._drop -= 1
+            return
+        if self._corrupt:
+            self._corrupt -= 1
+            wire = _corrupt(wire)
+        if self._reorder and self._held is None:
+            self._reorder -= 1
+            self._held = wire
+            return
+        if self.on_event_write is not None and kind == "event":
+            self.on_event_write(wire)
+        self._write(wire)
+        if self._duplicate:
+            self._duplicate -= 1
+            self._write(wire)
+        if self._held is not None:
+            held, self._held = self._held, None
+            self._write(held)
+
+    def _write(self, data: bytes) -> None:
+        master = self._master
+        if master is None or self._stalled:
+            return
+        view = memoryview(data)
+        deadline = None
+        while view:
+            try:
+                n = os.write(master, view)
+            except BlockingIOError:
+                # the host is not reading: a real CDC device drops what does not fit
+                now = time.monotonic()
+                deadline = deadline or now + 0.05
+                if now > deadline:
+                    return
+                time.sleep(0.001)
+                continue
+            except OSError:
+                return  # nobody on the other side
+            self.bytes_out += n
+            view = view[n:]
+
+    # ---------------------------------------------------------------- scripting: events
+    def card_exit(self, duration_us: int = 40_000) -> int:
+        """One card leaves the shoe. Returns its event sequence number."""
+        with self._lock:
+            self._send(self.core.card_exit(duration_us))
+            return self.core.last_seq
+
+    def deal(self, count: int, pace: float = 0.0, duration_us: int = 40_000) -> None:
+        """``count`` card exits, one every ``pace`` seconds (0: as fast as possible)."""
+        for i in range(count):
+            if i and pace > 0:
+                time.sleep(pace)
+            self.card_exit(duration_us)
+
+    def deal_in_background(
+        self, count: int, pace: float, duration_us: int = 40_000
+    ) -> threading.Thread:
+        t = threading.Thread(target=self.deal, args=(count, pace, duration_us), daemon=True)
+        t.start()
+        return t
+
+    def card_read(self, payload: bytes | str, symbology: int = 1) -> int:
+        """The shoe's scanner reads ``payload`` (symbology 1 = Code 128)."""
+        raw = payload.encode() if isinstance(payload, str) else payload
+        with self._lock:
+            self._send(self.core.card_read(raw, symbology))
+            return self.core.last_seq
+
+    def press(self, button: str) -> int:
+        """A button on the shoe (protocol.BUTTON_NAMES: new_round, confirm, ...)."""
+        with self._lock:
+            self._send(self.core.button(button))
+            return self.core.last_seq
+
+    def lid(self, is_open: bool) -> int:
+        with self._lock:
+            self._send(self.core.lid(is_open))
+            return self.core.last_seq
+
+    def shoe_loaded(self) -> int:
+        with self._lock:
+            self._send(self.core.shoe(True))
+            return self.core.last_seq
+
+    def shoe_empty(self) -> int:
+        with self._lock:
+            self._send(self.core.shoe(False))
+            return self.core.last_seq
+
+    def fault(self, fault: str | int = "exit_sensor_blocked", detail: str = "") -> int:
+        """The firmware reports a fault (a name of protocol.FAULT_NAMES or a code)."""
+        with self._lock:
+            self._send(self.core.fault(_fault_code(fault), detail))
+            return self.core.last_seq
+
+    # ---------------------------------------------------------------- scripting: faults
+    def garbage(self, data: bytes | int = 32) -> None:
+        """Write line noise: the given bytes, or that many random bytes."""
+        raw = os.urandom(data) if isinstance(data, int) else data
+        with self._lock:
+            self._write(raw)
+
+    def corrupt_next(self, n: int = 1) -> None:
+        """Flip a bit in the next ``n`` device-event frames (their CRC fails)."""
+        with self._lock:
+            self._corrupt += n
+
+    def drop_next(self, n: int = 1) -> None:
+        """Do not send the next ``n`` device-event frames (they stay in the replay buffer)."""
+        with self._lock:
+            self._drop += n
+
+    def duplicate_next(self, n: int = 1) -> None:
+        """Send each of the next ``n`` device-event frames twice."""
+        with self._lock:
+            self._duplicate += n
+
+    def reorder_next(self, n: int = 1) -> None:
+        """Hold back the next device-event frame and send it after the following one
+        (``n`` times)."""
+        with self._lock:
+            self._reorder += n
+
+    def ignore_commands(self, n: int = 1) -> None:
+        """Lose the next ``n`` host commands (the host must retry)."""
+        with self._lock:
+            self._ignore_commands += n
+
+    def drop_acks(self, n: int = 1) -> None:
+        """Execute the next ``n`` commands but lose their acks (the retry must not
+        execute them twice)."""
+        with self._lock:
+            self._drop_acks += n
+
+    def stall(self) -> None:
+        """The firmware hangs: no heartbeat, no answer, nothing sent. Events still go into
+        the replay buffer (as if recorded by an interrupt handler)."""
+        with self._lock:
+            self._stalled = True
+
+    def unstall(self) -> None:
+        with self._lock:
+            self._stalled = False
+            self._next_heartbeat = time.monotonic()
+        self._wake()
+
+    def unplug(self) -> None:
+        """Pull the USB cable: the pty and the stable path disappear."""
+        with self._lock:
+            self._unplug()
+        self._wake()
+
+    def replug(self) -> str:
+        """Plug it back: a new pty behind the same stable path."""
+        with self._lock:
+            if self._master is None:
+                self._plug()
+        self._wake()
+        return self.path
+
+    def reboot(self) -> None:
+        """The MCU restarts: new boot id, sequence numbers from 1, buffer and state lost.
+        It announces itself with an unsolicited hello."""
+        with self._lock:
+            self._reboot_locked()
+
+    def _reboot_locked(self) -> None:
+        self.core = self._new_core()
+        self._held = None
+        self._send(self.core.hello())
+
+    # ---------------------------------------------------------------- inspection
+    @property
+    def last_seq(self) -> int:
+        return self.core.last_seq
+
+    @property
+    def brightness(self) -> int:
+        return self.core.brightness
+
+    @property
+    def locked(self) -> bool:
+        return self.core.locked
+
+    @property
+    def executed(self) -> list[object]:
+        """Commands executed (each once, whatever the retries)."""
+        return list(self.core.executed)
+
+
+def _corrupt(wire: bytes) -> bytes:
+    """Flip one bit inside the frame (not the delimiter, never creating a zero byte)."""
+    b = bytearray(wire)
+    i = len(b) // 2
+    b[i] ^= 0x01 if b[i] != 0x01 else 0x02
+    return bytes(b)
