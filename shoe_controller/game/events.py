@@ -1,0 +1,330 @@
+"""Domain events: what the game core decided, as immutable values with a stable JSON form.
+
+Every event is a frozen msgspec Struct tagged by a ``type`` field. Cards appear as code
+strings (``"QH"``). Every event carries ``shoe`` (1-based shoe number since the journal
+began) and, where one exists, ``round`` (1-based within the shoe; ``None`` where no
+round is open). Folding :func:`shoe_controller.game.shoe.evolve` over the events a shoe
+emitted rebuilds its state exactly: the journal stores these events and nothing else.
+
+>>> ev = CardDealt(shoe=1, round=3, hand="player", position=1, card="QH")
+>>> encode_event(ev)
+b'{"card":"QH","hand":"player","orientation":null,"position":1,"round":3,"shoe":1,"type":"card_dealt"}'
+>>> decode_event(encode_event(ev)) == ev
+True
+>>> event_to_dict(ev)["type"]
+'card_dealt'
+>>> decode_event({"type": "round_started", "shoe": 1, "round": 4})
+RoundStarted(shoe=1, round=4)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+__all__ = [
+    "EVENT_TYPES",
+    "BetsOpen",
+    "BurnIndicator",
+    "CardBurned",
+    "CardDealt",
+    "CutCard",
+    "DomainEvent",
+    "DrawPrompt",
+    "Event",
+    "EventDecodeError",
+    "Fault",
+    "InsuranceClosed",
+    "InsuranceOffer",
+    "InsuranceSettlement",
+    "IntegrityAlert",
+    "LastRound",
+    "Misdeal",
+    "ResultConfirmed",
+    "RoundPaused",
+    "RoundResult",
+    "RoundResumed",
+    "RoundStarted",
+    "RoundVoided",
+    "ShoeAnalysis",
+    "ShoeEnded",
+    "ShoeStarted",
+    "decode_event",
+    "encode_event",
+    "event_to_dict",
+]
+
+Hand = Literal["player", "banker"]
+
+
+class DomainEvent(msgspec.Struct, frozen=True, tag_field="type"):
+    """Base of every domain event: the shoe it belongs to."""
+
+    shoe: int
+
+    @property
+    def type(self) -> str:
+        """The event's type tag (``"card_dealt"``, ...), as in its JSON form."""
+        return self.__struct_config__.tag  # type: ignore[return-value]
+
+
+class ShoeStarted(DomainEvent, frozen=True, tag="shoe_started"):
+    """A freshly shuffled shoe was loaded."""
+
+    decks: int
+
+
+class BurnIndicator(DomainEvent, frozen=True, tag="burn_indicator"):
+    """The first card of the shoe, turned: it says how many cards are burned next."""
+
+    card: str
+    burn_count: int
+
+
+class CardBurned(DomainEvent, frozen=True, tag="card_burned"):
+    """A card burned by the burn rule. ``card`` is None when it could not be read (a burn
+    card's identity decides nothing, so the shoe does not stop for it)."""
+
+    card: str | None
+    reason: str = "burn"
+
+
+class RoundStarted(DomainEvent, frozen=True, tag="round_started"):
+    round: int
+
+
+class CardDealt(DomainEvent, frozen=True, tag="card_dealt"):
+    """A card went to a hand. ``position`` is 1-3 within the hand."""
+
+    round: int
+    hand: Hand
+    position: int
+    card: str
+    orientation: Literal["up", "down"] | None = None
+
+
+class DrawPrompt(DomainEvent, frozen=True, tag="draw_prompt"):
+    """What the dealer must do next (from the fourth card on)."""
+
+    round: int
+    prompt: Literal["player_draws", "banker_draws", "stand"]
+
+
+class InsuranceOffer(DomainEvent, frozen=True, tag="insurance_offer"):
+    """An insurance bet offered at a reveal point (issue 8).
+
+    ``side`` is the bet it protects; ``insures`` the event it pays on; ``stage`` the
+    cards shown when offered (``"2/2"`` or ``"3/2"``: Player cards / Banker cards).
+    """
+
+    round: int
+    offer: int
+    side: Hand
+    insures: Literal["player", "banker", "tie"]
+    odds: float
+    stage: str
+    player_total: int | None
+    banker_total: int | None
+
+
+class InsuranceClosed(DomainEvent, frozen=True, tag="insurance_closed"):
+    """Betting on the round's open insurance offers is over."""
+
+    round: int
+    offers: tuple[int, ...]
+    reason: Literal["card", "result", "void"]
+
+
+class InsuranceSettlement(msgspec.Struct, frozen=True):
+    """One insurance offer's settlement inside ``round_result.insurance``."""
+
+    offer: int
+    side: Hand
+    insures: Literal["player", "banker", "tie"]
+    odds: float
+    stage: str
+    outcome: Literal["won", "lost", "void"]
+    net: float
+
+
+class RoundResult(DomainEvent, frozen=True, tag="round_result"):
+    """A round is complete: its cards, totals, winner and the net result of every bet
+    offered (per unit staked; a push is 0). The settlement is final when the result is
+    confirmed (``result_confirmed``); a round voided before that never settles."""
+
+    round: int
+    player: tuple[str, ...]
+    banker: tuple[str, ...]
+    player_total: int
+    banker_total: int
+    winner: Literal["player", "banker", "tie"]
+    natural: bool
+    player_pair: bool
+    banker_pair: bool
+    settlement: dict[str, float]
+    insurance: tuple[InsuranceSettlement, ...] = ()
+
+
+class ResultConfirmed(DomainEvent, frozen=True, tag="result_confirmed"):
+    """The result is confirmed: bets settle, and the round's cards may be released."""
+
+    round: int
+
+
+class CutCard(DomainEvent, frozen=True, tag="cut_card"):
+    round: int | None
+    when: Literal["mid_round", "between_rounds"]
+
+
+class LastRound(DomainEvent, frozen=True, tag="last_round"):
+    """``round`` will be the last of the shoe."""
+
+    round: int
+
+
+class ShoeEnded(DomainEvent, frozen=True, tag="shoe_ended"):
+    """``reason``: cut_card (the last round finished) or new_shoe (replaced early)."""
+
+    rounds: int
+    reason: str
+
+
+class Misdeal(DomainEvent, frozen=True, tag="misdeal"):
+    """A card came out when none was due. ``kind``: extra_card (the round needed no more
+    cards), no_round_open, after_shoe_end, card_while_paused. ``policy`` is the one that
+    was applied: burn (discarded), void (the round was voided), carry (kept as the first
+    card of the next round). ``card`` is None when it could not be read."""
+
+    round: int | None
+    kind: str
+    card: str | None
+    policy: Literal["burn", "void", "carry"]
+
+
+class RoundPaused(DomainEvent, frozen=True, tag="round_paused"):
+    """Play stopped; ``round`` is None when it stopped between rounds."""
+
+    round: int | None
+    reason: str
+
+
+class RoundResumed(DomainEvent, frozen=True, tag="round_resumed"):
+    round: int | None
+
+
+class RoundVoided(DomainEvent, frozen=True, tag="round_voided"):
+    """The round is cancelled: every bet on it is refunded; it never settles."""
+
+    round: int
+    reason: str
+
+
+class IntegrityAlert(DomainEvent, frozen=True, tag="integrity_alert"):
+    """Something about the cards is wrong or suspicious. ``kind`` is a short stable
+    string (excess_card, foreign_card, duplicate_cut_card, advantage, ...)."""
+
+    round: int | None
+    kind: str
+    evidence: dict[str, Any] = {}
+
+
+class BetsOpen(DomainEvent, frozen=True, tag="bets_open"):
+    """The bets offered on the coming round ``round``."""
+
+    round: int
+    bets: tuple[str, ...]
+
+
+class Fault(DomainEvent, frozen=True, tag="fault"):
+    """Something the table needs failed or went missing (``kind``: unreadable_card,
+    missing_card, link_down, camera_lost, ...)."""
+
+    round: int | None
+    kind: str
+    detail: str = ""
+
+
+class ShoeAnalysis(DomainEvent, frozen=True, tag="shoe_analysis"):
+    """Exact analysis of the remaining shoe after round ``round`` (the ODDS projection)."""
+
+    round: int
+    probabilities: dict[str, float]
+    expected_value: dict[str, float]
+    house_edge: dict[str, float]
+
+
+Event = (
+    ShoeStarted
+    | BurnIndicator
+    | CardBurned
+    | RoundStarted
+    | CardDealt
+    | DrawPrompt
+    | InsuranceOffer
+    | InsuranceClosed
+    | RoundResult
+    | ResultConfirmed
+    | CutCard
+    | LastRound
+    | ShoeEnded
+    | Misdeal
+    | RoundPaused
+    | RoundResumed
+    | RoundVoided
+    | IntegrityAlert
+    | BetsOpen
+    | Fault
+    | ShoeAnalysis
+)
+
+#: type tag -> event class
+EVENT_TYPES: dict[str, type[DomainEvent]] = {
+    cls.__struct_config__.tag: cls  # type: ignore[misc]
+    for cls in Event.__args__  # type: ignore[attr-defined]
+}
+
+_encoder = msgspec.json.Encoder(order="sorted")
+_decoder = msgspec.json.Decoder(Event)
+
+
+class EventDecodeError(ValueError):
+    """Bytes or a dict that are not a valid domain event."""
+
+
+def encode_event(event: DomainEvent) -> bytes:
+    """Canonical JSON of an event: sorted keys, no whitespace (hash- and sign-stable).
+
+    >>> encode_event(RoundStarted(shoe=2, round=1))
+    b'{"round":1,"shoe":2,"type":"round_started"}'
+    """
+    return _encoder.encode(event)
+
+
+def event_to_dict(event: DomainEvent) -> dict[str, Any]:
+    """Plain JSON-ready dict of an event, keys sorted, with its ``type``.
+
+    >>> event_to_dict(ShoeStarted(shoe=1, decks=8))
+    {'decks': 8, 'shoe': 1, 'type': 'shoe_started'}
+    """
+    return msgspec.to_builtins(event, order="sorted")
+
+
+def decode_event(data: bytes | str | dict[str, Any]) -> Event:
+    """An event back from its JSON (bytes/str) or dict form; EventDecodeError if invalid.
+
+    >>> decode_event(b'{"type":"shoe_started","shoe":1,"decks":6}')
+    ShoeStarted(shoe=1, decks=6)
+    >>> decode_event({"type": "nope", "shoe": 1})
+    Traceback (most recent call last):
+    ...
+    shoe_controller.game.events.EventDecodeError: Invalid value 'nope' - at `$.type`
+    """
+    try:
+        if isinstance(data, dict):
+            return msgspec.convert(data, Event)
+        return _decoder.decode(data)
+    except msgspec.ValidationError as exc:
+        raise EventDecodeError(str(exc)) from None
+    except msgspec.DecodeError as exc:
+        raise EventDecodeError(str(exc)) from None

@@ -1,0 +1,806 @@
+"""The shoe state machine: decide what each input means, and evolve the state by events.
+
+Event sourcing, purely: :func:`decide` takes the current :class:`ShoeState` and one
+input (:mod:`shoe_controller.game.inputs`) and returns the domain events it causes;
+:func:`evolve` applies one event to a state. The journal stores events only, so folding
+``evolve`` over them (:func:`fold`) rebuilds the state exactly, mid-round included.
+:class:`Shoe` wraps the two for callers that just want to feed inputs.
+
+>>> from shoe_controller.game.cards import parse_cards
+>>> from shoe_controller.game.inputs import CardSeen, NewShoe
+>>> shoe = Shoe(Rules(burn="none"))
+>>> [e.type for e in shoe.apply(NewShoe())]
+['shoe_started', 'bets_open']
+>>> events = [e for c in parse_cards("7S KC 9D 5D 3H") for e in shoe.apply(CardSeen(c))]
+>>> [e.type for e in events]  # doctest: +NORMALIZE_WHITESPACE
+['round_started', 'card_dealt', 'card_dealt', 'card_dealt', 'card_dealt', 'draw_prompt',
+ 'card_dealt', 'draw_prompt', 'round_result', 'result_confirmed', 'bets_open']
+>>> result = events[-3]
+>>> result.player, result.banker, result.winner, result.settlement["player"]  # P 6, B 5+3
+(('7S', '9D'), ('KC', '5D', '3H'), 'banker', -1.0)
+>>> fold(Rules(burn="none"), [e for e in [*Shoe(Rules(burn="none")).apply(NewShoe()),
+...                                       *events]]) == shoe.state
+True
+
+Phases of a shoe: ``no_shoe`` (nothing loaded yet), ``indicator`` (waiting for the
+burn indicator), ``burning``, ``between`` (no round open), ``in_round`` (a round is open:
+dealing, or complete and waiting for the dealer's confirmation), ``ended``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from functools import lru_cache
+from typing import Any, Final
+
+import msgspec
+
+from shoe_controller.game import inputs as I
+from shoe_controller.game.cards import Card, parse_card
+from shoe_controller.game.events import (
+    BetsOpen,
+    BurnIndicator,
+    CardBurned,
+    CardDealt,
+    CutCard,
+    DomainEvent,
+    DrawPrompt,
+    Event,
+    Fault,
+    IntegrityAlert,
+    LastRound,
+    Misdeal,
+    ResultConfirmed,
+    RoundPaused,
+    RoundResult,
+    RoundResumed,
+    RoundStarted,
+    RoundVoided,
+    ShoeEnded,
+    ShoeStarted,
+)
+from shoe_controller.game.inventory import LANE_BITS, SHIFT_BY_CODE, counts
+from shoe_controller.game.round import (
+    COMPLETE,
+    DUE_HAND,
+    DUE_POSITION,
+    NEXT,
+    OUTCOME,
+    PROMPT,
+    START,
+)
+from shoe_controller.game.rules import Rules, burn_count
+from shoe_controller.game.settlement import Settler
+
+__all__ = [
+    "BETWEEN",
+    "BURNING",
+    "ENDED",
+    "INDICATOR",
+    "IN_ROUND",
+    "NO_SHOE",
+    "Shoe",
+    "ShoeState",
+    "Table",
+    "decide",
+    "evolve",
+    "fold",
+    "initial_state",
+    "step",
+    "table_for",
+]
+
+NO_SHOE: Final = "no_shoe"
+INDICATOR: Final = "indicator"
+BURNING: Final = "burning"
+BETWEEN: Final = "between"
+IN_ROUND: Final = "in_round"
+ENDED: Final = "ended"
+
+#: Pause reason of an unreadable card; the round waits for a manual entry or a void.
+UNREADABLE: Final = "unreadable_card"
+
+_MASK: Final = (1 << LANE_BITS) - 1
+_VALUE: Final[dict[str, int]] = {c: parse_card(c).value for c in SHIFT_BY_CODE}
+
+
+class Table:
+    """A table's rules compiled for the hot path (settlement memo, offered bets).
+
+    Equal when the rules are equal, so a state rebuilt from a journal compares equal.
+    """
+
+    __slots__ = ("auto_confirm", "auto_rounds", "decks", "rules", "settler")
+
+    def __init__(self, rules: Rules) -> None:
+        self.rules = rules
+        self.settler = Settler(rules)
+        self.decks = rules.decks
+        self.auto_rounds = rules.rounds == "auto"
+        self.auto_confirm = rules.confirm == "auto"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Table) and other.rules == self.rules
+
+    def __hash__(self) -> int:
+        return hash(self.rules)
+
+    def __repr__(self) -> str:
+        return f"Table({self.rules!r})"
+
+
+@lru_cache(maxsize=64)
+def table_for(rules: Rules) -> Table:
+    """The (shared) compiled table for ``rules``."""
+    return Table(rules)
+
+
+class ShoeState(msgspec.Struct, frozen=True):
+    """Everything the shoe knows, as one immutable value (see module doc for phases).
+
+    Counters are per shoe: ``burned``/``discarded`` count identified cards (the burn
+    indicator is a burned card), ``unread`` cards that left the shoe unread and were
+    written off, ``carried`` holds misdealt cards kept for the next round
+    (``extra_card = "carry"``). ``inventory`` packs the count of each of the 52 cards read
+    (:mod:`~shoe_controller.game.inventory`); ``dealt`` is derived from it.
+    """
+
+    table: Table
+    shoe: int = 0
+    phase: str = NO_SHOE
+    burn_left: int = 0
+    round: int = 0
+    node: int = START
+    player: tuple[str, ...] = ()
+    banker: tuple[str, ...] = ()
+    last_round: int = 0
+    cut_seen: bool = False
+    paused: str | None = None
+    pending: bool = False
+    carried: tuple[str, ...] = ()
+    inventory: int = 0
+    burned: int = 0
+    discarded: int = 0
+    unread: int = 0
+
+    @property
+    def rules(self) -> Rules:
+        return self.table.rules
+
+    @property
+    def reads(self) -> int:
+        """Cards read (identified) in this shoe."""
+        return sum(counts(self.inventory))
+
+    @property
+    def dealt(self) -> int:
+        """Identified cards dealt into rounds in this shoe."""
+        return self.reads - self.burned - self.discarded - len(self.carried)
+
+    @property
+    def round_open(self) -> bool:
+        return self.phase == IN_ROUND
+
+    @property
+    def open_round(self) -> int | None:
+        """The open round's number, or None between rounds."""
+        return self.round if self.phase == IN_ROUND else None
+
+    @property
+    def awaiting_confirm(self) -> bool:
+        """The round is complete and the dealer has not yet confirmed its result."""
+        return self.phase == IN_ROUND and COMPLETE[self.node]
+
+    def due(self) -> tuple[str, int] | None:
+        """(hand, position) of the card due next, or None."""
+        if self.phase != IN_ROUND or self.paused is not None:
+            return None
+        hand = DUE_HAND[self.node]
+        return None if hand is None else (hand, DUE_POSITION[self.node])
+
+    def seen(self, card: Card) -> int:
+        """How many times ``card`` was read in this shoe."""
+        return (self.inventory >> (LANE_BITS * card.index)) & _MASK
+
+
+def initial_state(rules: Rules | None = None) -> ShoeState:
+    """The state before any event: no shoe loaded yet."""
+    return ShoeState(table_for(rules or Rules()))
+
+
+# --------------------------------------------------------------------------- decide
+
+
+def decide(state: ShoeState, inp: I.Input) -> tuple[Event, ...]:
+    """The events that input ``inp`` causes in ``state`` (pure; state is not changed).
+
+    >>> s = initial_state(Rules(burn="none"))
+    >>> decide(s, I.NewShoe())
+    (ShoeStarted(shoe=1, decks=8), BetsOpen(shoe=1, round=1, bets=(...)))
+    """
+    handler = _HANDLERS.get(type(inp))
+    if handler is None:
+        raise TypeError(f"not a shoe input: {inp!r}")
+    return handler(state, inp)
+
+
+def _then(state: ShoeState, events: list[Event], more: Callable[[ShoeState], Iterable[Event]]):
+    """Append ``more(state after events)`` to ``events`` (composite decisions)."""
+    for ev in events:
+        state = evolve(state, ev)
+    events.extend(more(state))
+    return tuple(events)
+
+
+def _excess(state: ShoeState, code: str) -> IntegrityAlert | None:
+    seen = (state.inventory >> (LANE_BITS * _INDEX[code])) & _MASK
+    if seen >= state.table.decks:
+        return IntegrityAlert(
+            state.shoe,
+            state.open_round,
+            "excess_card",
+            {"card": code, "seen": seen + 1, "decks": state.table.decks},
+        )
+    return None
+
+
+def _close(state: ShoeState, rnd: int) -> list[Event]:
+    """Events after round ``rnd`` closes (confirmed or voided): shoe end or next bets."""
+    if rnd == state.last_round:
+        return [ShoeEnded(state.shoe, rnd, "cut_card")]
+    return [BetsOpen(state.shoe, rnd + 1, state.table.settler.offered(rnd + 1))]
+
+
+def _result(state: ShoeState, nxt: int, player: tuple[str, ...], banker: tuple[str, ...]
+            ) -> list[Event]:
+    """The events of a round that just completed at node ``nxt`` with these cards."""
+    shoe, rnd, table = state.shoe, state.round, state.table
+    p0, p1, b0, b1 = player[0], player[1], banker[0], banker[1]
+    player_pair, banker_pair = p0[0] == p1[0], b0[0] == b1[0]
+    pairs = player_pair | banker_pair << 1 | (p0 == p1 or b0 == b1) << 2  # Pairs.code
+    out = OUTCOME[nxt]
+    result = RoundResult(
+        shoe,
+        rnd,
+        player,
+        banker,
+        out.player_total,
+        out.banker_total,
+        out.winner,
+        out.player_natural or out.banker_natural,
+        player_pair,
+        banker_pair,
+        table.settler.settle(nxt, pairs, rnd),
+    )
+    if not table.auto_confirm:
+        return [result]
+    if rnd == state.last_round:
+        return [result, ResultConfirmed(shoe, rnd), ShoeEnded(shoe, rnd, "cut_card")]
+    bets = BetsOpen(shoe, rnd + 1, table.settler.offered(rnd + 1))
+    return [result, ResultConfirmed(shoe, rnd), bets]
+
+
+def _deal(state: ShoeState, code: str, orientation: str | None) -> list[Event]:
+    """A card dealt to the open round's due slot (the caller checked one is due)."""
+    node = state.node
+    shoe, rnd = state.shoe, state.round
+    hand = DUE_HAND[node]
+    evs: list[Event] = [CardDealt(shoe, rnd, hand, DUE_POSITION[node], code, orientation)]
+    nxt = NEXT[node * 10 + _VALUE[code]]
+    prompt = PROMPT[nxt]
+    if prompt is not None:
+        evs.append(DrawPrompt(shoe, rnd, prompt))
+    if COMPLETE[nxt]:
+        if hand == "player":
+            evs.extend(_result(state, nxt, (*state.player, code), state.banker))
+        else:
+            evs.extend(_result(state, nxt, state.player, (*state.banker, code)))
+    return evs
+
+
+def _start_round(state: ShoeState) -> list[Event]:
+    """Open the next round and deal any carried cards into it."""
+    first = RoundStarted(state.shoe, state.round + 1)
+    if not state.carried:
+        return [first]
+    evs: list[Event] = [first]
+    s = evolve(state, first)
+    for code in state.carried:
+        if DUE_HAND[s.node] is None:
+            break  # (never with fewer than four carried cards) the rest wait
+        for ev in _deal(s, code, None):
+            evs.append(ev)
+            s = evolve(s, ev)
+    return evs
+
+
+def _extra(state: ShoeState, code: str | None, kind: str) -> list[Event]:
+    """A card when none is due: apply the extra-card policy (or burn where it cannot)."""
+    policy = state.table.rules.extra_card
+    rnd = state.open_round
+    if policy == "void" and rnd is not None:
+        return [
+            Misdeal(state.shoe, rnd, kind, code, "void"),
+            RoundVoided(state.shoe, rnd, "misdeal"),
+            *_close(state, rnd),
+        ]
+    if policy == "carry" and state.phase != ENDED:
+        if code is None:  # cannot carry a card nobody read: wait for a manual entry
+            return [
+                Fault(state.shoe, rnd, UNREADABLE, "misdealt card unreadable: enter it"),
+                RoundPaused(state.shoe, rnd, UNREADABLE),
+            ]
+        return [Misdeal(state.shoe, rnd, kind, code, "carry")]
+    return [Misdeal(state.shoe, rnd, kind, code, "burn")]
+
+
+def _on_card(state: ShoeState, inp: I.CardSeen | I.ManualCard) -> tuple[Event, ...]:
+    code = inp.card.code
+    orientation = getattr(inp, "orientation", None)
+    phase = state.phase
+    if (
+        phase is IN_ROUND
+        and state.paused is None
+        and DUE_HAND[state.node] is not None
+        and (state.inventory >> (LANE_BITS * _INDEX[code])) & _MASK < state.table.decks
+    ):
+        return tuple(_deal(state, code, orientation))  # the hot path
+    if phase is NO_SHOE:
+        return _then(state, list(_new_shoe(state)), lambda s: _on_card(s, inp))
+    if state.pending:  # a manual entry for the unreadable card the shoe waits for
+        return _then(
+            state, [RoundResumed(state.shoe, state.open_round)], lambda s: _on_card(s, inp)
+        )
+    evs: list[Event] = []
+    alert = _excess(state, code)
+    if alert is not None:
+        evs.append(alert)
+    if state.paused is not None:
+        evs.append(Misdeal(state.shoe, state.open_round, "card_while_paused", code, "burn"))
+    elif phase is IN_ROUND:
+        if DUE_HAND[state.node] is not None:
+            evs.extend(_deal(state, code, orientation))
+        else:
+            evs.extend(_extra(state, code, "extra_card"))
+    elif phase is BETWEEN:
+        if state.table.auto_rounds:
+            return _then(state, [*evs, *_start_round(state)], lambda s: _on_card(s, inp))
+        evs.extend(_extra(state, code, "no_round_open"))
+    elif phase is INDICATOR:
+        n = burn_count(state.table.rules, _VALUE[code])
+        evs.append(BurnIndicator(state.shoe, code, n))
+    elif phase is BURNING:
+        evs.extend(_burn(state, code))
+    else:  # ENDED
+        evs.extend(_extra(state, code, "after_shoe_end"))
+    return tuple(evs)
+
+
+def _burn(state: ShoeState, code: str | None) -> list[Event]:
+    evs: list[Event] = [CardBurned(state.shoe, code, "burn")]
+    if state.burn_left == 1:
+        evs.append(BetsOpen(state.shoe, 1, state.table.settler.offered(1)))
+    return evs
+
+
+def _on_unreadable(state: ShoeState, inp: I.UnreadableCard) -> tuple[Event, ...]:
+    phase = state.phase
+    if phase is NO_SHOE:
+        return _then(state, list(_new_shoe(state)), lambda s: _on_unreadable(s, inp))
+    rnd = state.open_round
+    if state.paused is not None:
+        return (Misdeal(state.shoe, rnd, "card_while_paused", None, "burn"),)
+    if phase is BURNING:
+        return tuple(_burn(state, None))
+    if phase is BETWEEN and state.table.auto_rounds:
+        return _then(state, _start_round(state), lambda s: _on_unreadable(s, inp))
+    if phase is BETWEEN:
+        return tuple(_extra(state, None, "no_round_open"))
+    if phase is ENDED:
+        return tuple(_extra(state, None, "after_shoe_end"))
+    if phase is IN_ROUND and DUE_HAND[state.node] is None:
+        return tuple(_extra(state, None, "extra_card"))
+    # a card that decides something (a round's card, the burn indicator): never guess
+    return (
+        Fault(state.shoe, rnd, UNREADABLE, inp.reason),
+        RoundPaused(state.shoe, rnd, UNREADABLE),
+    )
+
+
+def _on_foreign(state: ShoeState, inp: I.ForeignCard) -> tuple[Event, ...]:
+    if state.phase is NO_SHOE:
+        return _then(state, list(_new_shoe(state)), lambda s: _on_foreign(s, inp))
+    rnd = state.open_round
+    alert = IntegrityAlert(state.shoe, rnd, "foreign_card", {"payload": inp.payload})
+    if state.paused is not None:
+        return (alert,)
+    return (alert, RoundPaused(state.shoe, rnd, "foreign_card"))
+
+
+def _on_cut(state: ShoeState, inp: I.CutCardSeen) -> tuple[Event, ...]:
+    phase = state.phase
+    if phase is NO_SHOE:
+        return _then(state, list(_new_shoe(state)), lambda s: _on_cut(s, inp))
+    if state.cut_seen or phase is ENDED:
+        return (
+            IntegrityAlert(
+                state.shoe, state.open_round, "duplicate_cut_card", {"rounds": state.round}
+            ),
+        )
+    if phase is IN_ROUND:
+        extra = 1 if state.table.rules.cut_card == "one_more_round" else 0
+        return (
+            CutCard(state.shoe, state.round, "mid_round"),
+            LastRound(state.shoe, state.round + extra),
+        )
+    return (
+        CutCard(state.shoe, None, "between_rounds"),
+        LastRound(state.shoe, state.round + 1),
+    )
+
+
+def _new_shoe(state: ShoeState) -> tuple[Event, ...]:
+    evs: list[Event] = []
+    if state.phase is IN_ROUND:
+        evs.append(RoundVoided(state.shoe, state.round, "new_shoe"))
+    if state.phase is not NO_SHOE and state.phase is not ENDED:
+        evs.append(ShoeEnded(state.shoe, state.round, "new_shoe"))
+    shoe = state.shoe + 1
+    rules = state.table.rules
+    evs.append(ShoeStarted(shoe, rules.decks))
+    if rules.burn == "none":
+        evs.append(BetsOpen(shoe, 1, state.table.settler.offered(1)))
+    return tuple(evs)
+
+
+def _on_new_shoe(state: ShoeState, inp: I.NewShoe) -> tuple[Event, ...]:
+    return _new_shoe(state)
+
+
+def _refused(state: ShoeState, what: str) -> tuple[Event, ...]:
+    return (Fault(state.shoe, state.open_round, "input_refused", what),)
+
+
+def _missing(state: ShoeState, what: str) -> tuple[Event, ...]:
+    """The dealer closed a round while a card was still due: a fault; the round pauses."""
+    hand, pos = DUE_HAND[state.node], DUE_POSITION[state.node]
+    return (
+        Fault(state.shoe, state.round, "missing_card", f"{what} while {hand} card {pos} is due"),
+        RoundPaused(state.shoe, state.round, "missing_card"),
+    )
+
+
+def _on_new_round(state: ShoeState, inp: I.NewRound) -> tuple[Event, ...]:
+    if state.phase is NO_SHOE:
+        return _then(state, list(_new_shoe(state)), lambda s: _on_new_round(s, inp))
+    if state.paused is not None:
+        return _refused(state, "new round while paused")
+    if state.phase is BETWEEN:
+        return tuple(_start_round(state))
+    if state.phase is IN_ROUND:
+        if DUE_HAND[state.node] is not None:
+            return _missing(state, "new round")
+        return _refused(state, "new round before the result was confirmed")
+    return _refused(state, f"new round during {state.phase}")
+
+
+def _on_confirm(state: ShoeState, inp: I.ConfirmResult) -> tuple[Event, ...]:
+    if state.phase is not IN_ROUND:
+        return ()  # nothing to confirm (auto-confirmed already): a harmless extra press
+    if state.paused is not None:
+        return _refused(state, "confirm while paused")
+    if DUE_HAND[state.node] is not None:
+        return _missing(state, "result confirmed")
+    return (ResultConfirmed(state.shoe, state.round), *_close(state, state.round))
+
+
+def _on_pause(state: ShoeState, inp: I.Pause) -> tuple[Event, ...]:
+    if state.phase is NO_SHOE or state.paused is not None:
+        return ()
+    return (RoundPaused(state.shoe, state.open_round, inp.reason),)
+
+
+def _on_resume(state: ShoeState, inp: I.Resume) -> tuple[Event, ...]:
+    if state.paused is None:
+        return ()
+    if state.pending:
+        return (
+            Fault(
+                state.shoe,
+                state.open_round,
+                "manual_card_required",
+                "an unreadable card must be entered (or the round voided) first",
+            ),
+        )
+    return (RoundResumed(state.shoe, state.open_round),)
+
+
+def _on_void(state: ShoeState, inp: I.Void) -> tuple[Event, ...]:
+    rnd = state.open_round
+    evs: list[Event] = []
+    if state.pending:
+        if state.phase is INDICATOR:
+            return (
+                Fault(
+                    state.shoe,
+                    None,
+                    "manual_card_required",
+                    "the burn indicator decides the burn: enter it",
+                ),
+            )
+        evs.append(Misdeal(state.shoe, rnd, "unread_card", None, "void" if rnd else "burn"))
+    if rnd is not None:
+        evs.append(RoundVoided(state.shoe, rnd, inp.reason))
+        evs.extend(_close(state, rnd))
+    elif state.paused is not None:
+        evs.append(RoundResumed(state.shoe, None))
+    return tuple(evs)
+
+
+def _on_fault(state: ShoeState, inp: I.Fault) -> tuple[Event, ...]:
+    rnd = state.open_round
+    ev = Fault(state.shoe, rnd, inp.kind, inp.detail)
+    if rnd is not None and state.paused is None:
+        return (ev, RoundPaused(state.shoe, rnd, inp.kind))
+    return (ev,)
+
+
+def _on_reveal(state: ShoeState, inp: I.Reveal) -> tuple[Event, ...]:
+    return ()  # insurance reveal points: see issue 8
+
+
+_HANDLERS: dict[type, Callable[[ShoeState, Any], tuple[Event, ...]]] = {
+    I.CardSeen: _on_card,
+    I.ManualCard: _on_card,
+    I.UnreadableCard: _on_unreadable,
+    I.ForeignCard: _on_foreign,
+    I.CutCardSeen: _on_cut,
+    I.NewShoe: _on_new_shoe,
+    I.NewRound: _on_new_round,
+    I.ConfirmResult: _on_confirm,
+    I.Reveal: _on_reveal,
+    I.Pause: _on_pause,
+    I.Resume: _on_resume,
+    I.Void: _on_void,
+    I.Fault: _on_fault,
+}
+
+_INDEX: Final[dict[str, int]] = {c: parse_card(c).index for c in SHIFT_BY_CODE}
+
+# --------------------------------------------------------------------------- evolve
+
+_replace = msgspec.structs.replace
+
+
+def _ev_card_dealt(s: ShoeState, ev: CardDealt) -> ShoeState:
+    code = ev.card
+    node = NEXT[s.node * 10 + _VALUE[code]]
+    if ev.hand == "player":
+        player, banker = (*s.player, code), s.banker
+    else:
+        player, banker = s.player, (*s.banker, code)
+    if s.carried:  # a carried card was counted when it was read
+        return _replace(s, node=node, player=player, banker=banker, carried=s.carried[1:])
+    return _replace(
+        s, node=node, player=player, banker=banker, inventory=s.inventory + SHIFT_BY_CODE[code]
+    )
+
+
+def _ev_same(s: ShoeState, ev: Any) -> ShoeState:
+    return s
+
+
+def _ev_shoe_started(s: ShoeState, ev: ShoeStarted) -> ShoeState:
+    rules = s.table.rules
+    if rules.burn == "first_card":
+        return ShoeState(s.table, ev.shoe, INDICATOR)
+    n = burn_count(rules)
+    return ShoeState(s.table, ev.shoe, BURNING if n else BETWEEN, burn_left=n)
+
+
+def _ev_burn_indicator(s: ShoeState, ev: BurnIndicator) -> ShoeState:
+    return _replace(
+        s,
+        phase=BURNING if ev.burn_count else BETWEEN,
+        burn_left=ev.burn_count,
+        burned=s.burned + 1,
+        inventory=s.inventory + SHIFT_BY_CODE[ev.card],
+    )
+
+
+def _ev_card_burned(s: ShoeState, ev: CardBurned) -> ShoeState:
+    left = s.burn_left - 1
+    phase = BURNING if left > 0 else BETWEEN
+    if ev.card is None:
+        return _replace(s, phase=phase, burn_left=left, unread=s.unread + 1)
+    return _replace(
+        s,
+        phase=phase,
+        burn_left=left,
+        burned=s.burned + 1,
+        inventory=s.inventory + SHIFT_BY_CODE[ev.card],
+    )
+
+
+def _ev_round_started(s: ShoeState, ev: RoundStarted) -> ShoeState:
+    return _replace(s, phase=IN_ROUND, round=ev.round, node=START, player=(), banker=())
+
+
+def _ev_closed(s: ShoeState, ev: Any) -> ShoeState:
+    return _replace(s, phase=BETWEEN, paused=None, pending=False)
+
+
+def _ev_cut(s: ShoeState, ev: CutCard) -> ShoeState:
+    return _replace(s, cut_seen=True)
+
+
+def _ev_last_round(s: ShoeState, ev: LastRound) -> ShoeState:
+    return _replace(s, last_round=ev.round)
+
+
+def _ev_shoe_ended(s: ShoeState, ev: ShoeEnded) -> ShoeState:
+    # carried cards can never be dealt now: they count as discarded
+    return _replace(
+        s, phase=ENDED, paused=None, pending=False, carried=(),
+        discarded=s.discarded + len(s.carried),
+    )
+
+
+def _ev_misdeal(s: ShoeState, ev: Misdeal) -> ShoeState:
+    if ev.card is None:
+        return _replace(s, unread=s.unread + 1, pending=False)
+    inventory = s.inventory + SHIFT_BY_CODE[ev.card]
+    if ev.policy == "carry":
+        return _replace(s, carried=(*s.carried, ev.card), inventory=inventory)
+    return _replace(s, discarded=s.discarded + 1, inventory=inventory)
+
+
+def _ev_paused(s: ShoeState, ev: RoundPaused) -> ShoeState:
+    return _replace(s, paused=ev.reason, pending=ev.reason == UNREADABLE)
+
+
+def _ev_resumed(s: ShoeState, ev: RoundResumed) -> ShoeState:
+    return _replace(s, paused=None, pending=False)
+
+
+_EVOLVERS: dict[type, Callable[[ShoeState, Any], ShoeState]] = {
+    CardDealt: _ev_card_dealt,
+    ShoeStarted: _ev_shoe_started,
+    BurnIndicator: _ev_burn_indicator,
+    CardBurned: _ev_card_burned,
+    RoundStarted: _ev_round_started,
+    ResultConfirmed: _ev_closed,
+    RoundVoided: _ev_closed,
+    CutCard: _ev_cut,
+    LastRound: _ev_last_round,
+    ShoeEnded: _ev_shoe_ended,
+    Misdeal: _ev_misdeal,
+    RoundPaused: _ev_paused,
+    RoundResumed: _ev_resumed,
+}
+
+
+def evolve(state: ShoeState, event: DomainEvent) -> ShoeState:
+    """The state after ``event``. Events that change nothing here (prompts, results
+    before confirmation, alerts, analyses, bets open) return ``state`` itself.
+
+    >>> s = evolve(initial_state(Rules(burn="none")), ShoeStarted(shoe=1, decks=8))
+    >>> s.shoe, s.phase
+    (1, 'between')
+    """
+    return _EVOLVERS.get(type(event), _ev_same)(state, event)
+
+
+def fold(rules: Rules, events: Iterable[DomainEvent], state: ShoeState | None = None
+         ) -> ShoeState:
+    """Rebuild a state by folding :func:`evolve` over ``events`` (a journal replay)."""
+    s = state if state is not None else initial_state(rules)
+    for ev in events:
+        s = evolve(s, ev)
+    return s
+
+
+# ------------------------------------------------------------------ step (fused)
+
+_CARD_SEEN: Final = I.CardSeen
+_BITS: Final[dict[str, int]] = {c: LANE_BITS * i for c, i in _INDEX.items()}
+
+
+def _fast_deal(state: ShoeState, node: int, hand: str, code: str, orientation: str | None
+               ) -> tuple[ShoeState, list[Event]]:
+    shoe, rnd = state.shoe, state.round
+    nxt = NEXT[node * 10 + _VALUE[code]]
+    ev = CardDealt(shoe, rnd, hand, DUE_POSITION[node], code, orientation)
+    inventory = state.inventory + SHIFT_BY_CODE[code]
+    if hand == "player":
+        player, banker = (*state.player, code), state.banker
+        new = _replace(state, node=nxt, player=player, inventory=inventory)
+    else:
+        player, banker = state.player, (*state.banker, code)
+        new = _replace(state, node=nxt, banker=banker, inventory=inventory)
+    prompt = PROMPT[nxt]
+    if prompt is None:
+        return new, [ev]
+    if not COMPLETE[nxt]:
+        return new, [ev, DrawPrompt(shoe, rnd, prompt)]
+    tail = _result(new, nxt, player, banker)
+    events = [ev, DrawPrompt(shoe, rnd, prompt), *tail]
+    if len(tail) > 1:  # confirmed at once
+        if tail[-1].__class__ is BetsOpen:
+            new = _replace(new, phase=BETWEEN)
+        else:
+            for e in tail[1:]:
+                new = evolve(new, e)
+    return new, events
+
+
+def step(state: ShoeState, inp: I.Input) -> tuple[ShoeState, list[Event]]:
+    """decide and evolve in one: ``(state after the events, events)``.
+
+    Exactly ``decide(state, inp)`` and the fold of :func:`evolve` over it (the property
+    tests check this); the common inputs (a card due in an open round, the first card of
+    an automatic round) take a fused path that builds the next state directly.
+
+    >>> s, evs = step(initial_state(Rules(burn="none")), I.NewShoe())
+    >>> s.phase, [e.type for e in evs]
+    ('between', ['shoe_started', 'bets_open'])
+    """
+    if inp.__class__ is _CARD_SEEN and state.paused is None:
+        code = inp.card.code
+        table = state.table
+        if (state.inventory >> _BITS[code]) & _MASK < table.decks:
+            phase = state.phase
+            if phase is IN_ROUND:
+                node = state.node
+                hand = DUE_HAND[node]
+                if hand is not None:
+                    return _fast_deal(state, node, hand, code, inp.orientation)
+            elif phase is BETWEEN and table.auto_rounds and not state.carried:
+                shoe, rnd = state.shoe, state.round + 1
+                new = _replace(
+                    state,
+                    phase=IN_ROUND,
+                    round=rnd,
+                    node=NEXT[_VALUE[code]],
+                    player=(code,),
+                    banker=(),
+                    inventory=state.inventory + SHIFT_BY_CODE[code],
+                )
+                return new, [
+                    RoundStarted(shoe, rnd),
+                    CardDealt(shoe, rnd, "player", 1, code, inp.orientation),
+                ]
+    events = decide(state, inp)
+    for ev in events:
+        state = _EVOLVERS.get(type(ev), _ev_same)(state, ev)
+    return state, list(events)
+
+
+class Shoe:
+    """Convenience wrapper: holds the state, applies inputs, returns the events.
+
+    >>> shoe = Shoe(Rules(burn="none"))
+    >>> [e.type for e in shoe.apply(I.NewShoe())]
+    ['shoe_started', 'bets_open']
+    >>> shoe.state.phase
+    'between'
+    """
+
+    __slots__ = ("state",)
+
+    def __init__(self, rules: Rules | None = None, state: ShoeState | None = None) -> None:
+        self.state = state if state is not None else initial_state(rules)
+
+    @property
+    def rules(self) -> Rules:
+        return self.state.table.rules
+
+    def apply(self, inp: I.Input) -> list[Event]:
+        """Decide the events of ``inp``, evolve the state by them, return them."""
+        self.state, events = step(self.state, inp)
+        return events
+
+    @classmethod
+    def from_events(cls, rules: Rules, events: Iterable[DomainEvent]) -> Shoe:
+        """A shoe resumed from journaled events."""
+        return cls(state=fold(rules, events))
