@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "journal": ("shoe_controller.commands.journal", "verify or export the event journal"),
     "roads": ("shoe_controller.commands.roads", "scoreboard roads of results or a replay file"),
     "odds": ("shoe_controller.commands.odds", "exact probabilities and house edge of every bet"),
+    "simulate": ("shoe_controller.commands.simulate", "the daemon at a virtual table"),
 }
 
 

@@ -144,10 +144,11 @@ def _initial_protection(protection: Any, rules: Any, analytics: Any | None) -> A
 class Daemon:
     """The table's core loop and its wiring. See the module docstring for the order.
 
-    ``journal`` is an open :class:`shoe_controller.journal.Journal`; ``publisher`` has
-    ``append(journal, events) -> entries`` (journal + outbox in one transaction) or is
-    None (journal only); ``station`` is a :class:`~shoe_controller.dealer.station.Station`
-    or None; ``sources`` are the input adapters.
+    ``journal`` is an open :class:`shoe_controller.journal.Journal`; ``publisher`` is a
+    :class:`shoe_controller.publish.publisher.Publisher` on that journal (its ``append``
+    writes journal and outbox rows in one transaction) or None (journal only);
+    ``station`` is a :class:`~shoe_controller.dealer.station.Station` or None;
+    ``sources`` are the input adapters.
     """
 
     def __init__(
@@ -283,7 +284,7 @@ class Daemon:
 
     def _journal(self, events: list[Any]) -> list[Any]:
         if self.publisher is not None:
-            return list(self.publisher.append(self.journal, events))
+            return list(self.publisher.append(events))  # journal + outbox, one transaction
         return list(self.journal.append(events))
 
     def run(self) -> None:
@@ -372,3 +373,25 @@ def summarize(entries: Iterable[Any]) -> dict[str, int]:
         t = getattr(e, "type", None) or event_field(e, "type")
         counts[t] = counts.get(t, 0) + 1
     return counts
+
+
+class ConfigRefused(DaemonError):
+    """The configuration file is malformed; the message names the file and the key."""
+
+
+def load_table_config(path: str) -> Any:
+    """The table's configuration via ``shoe_controller.config.load_config``.
+
+    Any problem is a :class:`ConfigRefused` naming the file and (from the loader) the key.
+    """
+    try:
+        from shoe_controller.config import load_config
+    except ImportError as exc:  # pragma: no cover - the loader is part of the product
+        raise ConfigRefused(f"{path}: the configuration loader is missing ({exc})") from None
+    try:
+        return load_config(path)
+    except FileNotFoundError:
+        raise ConfigRefused(f"{path}: no such file") from None
+    except Exception as exc:
+        msg = str(exc)
+        raise ConfigRefused(msg if path in msg else f"{path}: {msg}") from None

@@ -1,0 +1,303 @@
+"""Input adapters of the daemon: the shoe's serial link and the camera, as game inputs.
+
+Each adapter runs on its own thread and calls ``submit(input, origin)``; none of them
+can stop the core loop. A lost link or camera becomes a ``Fault`` input (the round
+pauses, the fault LED lights) and the adapter keeps retrying with back-off.
+
+The translation from the firmware bridge's events to game inputs is a pure function
+(:func:`bridge_inputs`) plus one small piece of timing state (:class:`ExitReadPairing`):
+a card that left the shoe (exit sensor) but was never read by the shoe's scanner is an
+``UnreadableCard`` after ``read_timeout`` seconds — a card is never lost silently.
+
+>>> from firmware_bridge.events import ButtonPressed, LinkDown
+>>> bridge_inputs(ButtonPressed(seq=1, t_us=0, button="confirm"))
+[(ConfirmResult(), 'serial:confirm')]
+>>> bridge_inputs(LinkDown(reason="no heartbeat for 1.0 s"))
+[(Fault(kind='link_down', detail='no heartbeat for 1.0 s'), 'serial')]
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from shoe_controller.game.inputs import (
+    CardSeen,
+    ConfirmResult,
+    CutCardSeen,
+    Fault,
+    ForeignCard,
+    Input,
+    NewRound,
+    NewShoe,
+    Reveal,
+    UnreadableCard,
+)
+
+__all__ = [
+    "CameraInput",
+    "ExitReadPairing",
+    "SerialInput",
+    "bridge_inputs",
+    "frame_read_input",
+]
+
+log = logging.getLogger("shoe_controller.daemon.inputs")
+
+Submit = Callable[[Input, str], None]
+
+_BUTTONS: dict[str, Input] = {
+    "new_round": NewRound(),
+    "confirm": ConfirmResult(),
+    "reveal_player": Reveal("player"),
+    "reveal_banker": Reveal("banker"),
+}
+
+
+def frame_read_input(read: Any, source: str) -> Input | None:
+    """The game input one reader verdict (a FrameRead) stands for; None for "empty".
+
+    >>> from shoe_controller.vision.reads import FrameRead
+    >>> frame_read_input(FrameRead.foreign("XX-1"), "scanner")
+    ForeignCard(payload='XX-1')
+    >>> frame_read_input(FrameRead.cut(), "scanner")
+    CutCardSeen()
+    """
+    kind = read.kind
+    if kind == "card":
+        return CardSeen(read.card, read.orientation, source)
+    if kind == "cut":
+        return CutCardSeen()
+    if kind == "foreign":
+        return ForeignCard(read.payload or "")
+    if kind == "reject":
+        return UnreadableCard(read.reason or "unreadable")
+    return None
+
+
+def bridge_inputs(event: Any, mapping: Any | None = None) -> list[tuple[Input, str]]:
+    """Game inputs for one bridge event (card exits aside: see :class:`ExitReadPairing`).
+
+    ``mapping`` (a vision.barcode.BarcodeMapping) turns scanner payloads into cards;
+    without one, scanner reads are ignored (the camera reads the cards).
+    """
+    kind = getattr(event, "kind", None)
+    if kind == "card_read":
+        if mapping is None:
+            return []
+        inp = frame_read_input(mapping.map(event.text), "scanner")
+        return [] if inp is None else [(inp, "serial:card_read")]
+    if kind == "button":
+        inp = _BUTTONS.get(event.button)
+        if inp is None:
+            # call_supervisor and unknown buttons: information for the log, no game input.
+            log.info("shoe button %s pressed", event.button)
+            return []
+        return [(inp, f"serial:{event.button}")]
+    if kind == "shoe_loaded":
+        return [(NewShoe(), "serial:shoe_loaded")]
+    if kind == "fault":
+        name = "firmware_fault" if event.source == "device" else f"link_{event.name}"
+        detail = f"{event.name}: {event.detail}" if event.detail else event.name
+        return [(Fault(name, detail), "serial")]
+    if kind == "link_down":
+        return [(Fault("link_down", event.reason), "serial")]
+    return []
+
+
+class ExitReadPairing:
+    """Pairs the exit sensor's card exits with the scanner's reads, in either order.
+
+    An exit not matched by a read within ``read_timeout`` seconds is an unreadable card.
+    Time is passed in (pure logic, testable without sleeping).
+
+    >>> p = ExitReadPairing(read_timeout=0.3)
+    >>> p.exit(10.0); p.read(10.05); p.tick(11.0)
+    []
+    >>> p.exit(12.0); p.tick(12.2), p.tick(12.4)
+    ([], [UnreadableCard(reason='card exit without a scanner read')])
+    """
+
+    def __init__(self, read_timeout: float = 0.3) -> None:
+        self.read_timeout = read_timeout
+        self._exits: deque[float] = deque()
+        self._reads_ahead = 0
+
+    def exit(self, now: float) -> None:
+        if self._reads_ahead:
+            self._reads_ahead -= 1
+        else:
+            self._exits.append(now)
+
+    def read(self, now: float) -> None:
+        if self._exits:
+            self._exits.popleft()
+        else:
+            self._reads_ahead += 1
+
+    def tick(self, now: float) -> list[Input]:
+        out: list[Input] = []
+        while self._exits and now - self._exits[0] >= self.read_timeout:
+            self._exits.popleft()
+            out.append(UnreadableCard("card exit without a scanner read"))
+        return out
+
+
+class SerialInput:
+    """The shoe's microcontroller over the firmware bridge's :class:`Link`.
+
+    ``scanner``: the shoe reads cards itself (scanner payloads mapped by ``mapping``, exits
+    paired with reads); otherwise card exits go to ``on_card_exit`` (the camera's pass
+    tracker uses them to bound passes).
+    """
+
+    name = "serial"
+
+    def __init__(self, config: Any, *, mapping: Any | None = None, scanner: bool = True,
+                 on_card_exit: Callable[[float], None] | None = None,
+                 read_timeout: float = 0.3) -> None:
+        self.config = config
+        self.mapping = mapping
+        self.scanner = scanner and mapping is not None
+        self.on_card_exit = on_card_exit
+        self.pairing = ExitReadPairing(read_timeout)
+        self.events: queue.Queue[Any] = queue.Queue()
+        self.link: Any = None
+        self.link_up = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self, submit: Submit) -> None:
+        from firmware_bridge.link import Link
+
+        self._submit = submit
+        self.link = Link(self.config, self.events)
+        self.link.start()
+        self._thread = threading.Thread(target=self._run, name="serial-inputs", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                event = self.events.get(timeout=0.05)
+            except queue.Empty:
+                event = None
+            now = time.monotonic()
+            if event is not None:
+                try:
+                    self._handle(event, now)
+                except Exception:  # one odd event must not end the adapter
+                    log.exception("serial event %r could not be translated", event)
+            if self.scanner:
+                for inp in self.pairing.tick(now):
+                    self._submit(inp, "serial:card_exit")
+
+    def _handle(self, event: Any, now: float) -> None:
+        kind = getattr(event, "kind", None)
+        if kind == "link_up":
+            self.link_up.set()
+            log.info("shoe link up: %s", getattr(event, "device", ""))
+        elif kind == "link_down":
+            self.link_up.clear()
+            log.warning("shoe link down: %s (retrying)", event.reason)
+        if kind == "card_exit":
+            if self.scanner:
+                self.pairing.exit(now)
+            elif self.on_card_exit is not None:
+                self.on_card_exit(now)
+            return
+        if kind == "card_read" and self.scanner:
+            self.pairing.read(now)
+        for inp, origin in bridge_inputs(event, self.mapping if self.scanner else None):
+            self._submit(inp, origin)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self.link is not None:
+            self.link.stop()
+        if self._thread is not None:
+            self._thread.join(2)
+
+
+class CameraInput:
+    """Frames from a source -> reader verdicts -> the pass tracker -> game inputs.
+
+    ``open_source()`` returns an iterator of ``(monotonic time, frame)``; when it fails or
+    ends unexpectedly the adapter submits ``Fault("camera_lost")`` once per outage and
+    reopens with back-off (0.5 s doubling to ``max_backoff``). ``reader.read(frame)``
+    gives a FrameRead; ``tracker`` is a vision.passes.PassTracker.
+    """
+
+    name = "camera"
+
+    def __init__(self, open_source: Callable[[], Iterator[tuple[float, Any]]], reader: Any,
+                 tracker: Any, *, max_backoff: float = 5.0, finite: bool = False) -> None:
+        self.open_source = open_source
+        self.reader = reader
+        self.tracker = tracker
+        self.max_backoff = max_backoff
+        self.finite = finite
+        self.exits: queue.Queue[float] = queue.Queue()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.frames = 0
+
+    def card_exit(self, t: float) -> None:
+        """The shoe's exit sensor fired (called from the serial adapter's thread)."""
+        self.exits.put(t)
+
+    def start(self, submit: Submit) -> None:
+        self._submit = submit
+        self._thread = threading.Thread(target=self._run, name="camera", daemon=True)
+        self._thread.start()
+
+    def _emit(self, inputs: list[Any]) -> None:
+        for inp in inputs:
+            self._submit(inp, "camera")
+
+    def _exits(self) -> None:
+        while True:
+            try:
+                t = self.exits.get_nowait()
+            except queue.Empty:
+                return
+            self._emit(self.tracker.card_exit(t))
+
+    def _run(self) -> None:
+        backoff = 0.5
+        lost = False
+        while not self._stop.is_set():
+            try:
+                frames = self.open_source()
+                for t, frame in frames:
+                    if lost:
+                        log.info("camera back")
+                        lost, backoff = False, 0.5
+                    self._exits()
+                    self._emit(self.tracker.frame(t, self.reader.read(frame)))
+                    self.frames += 1
+                    if self._stop.is_set():
+                        return
+                if self.finite:
+                    self._exits()
+                    self._emit(self.tracker.flush())
+                    return
+                raise RuntimeError("the camera stopped delivering frames")
+            except Exception as exc:
+                if not lost:
+                    log.error("camera lost: %s (retrying)", exc)
+                    self._submit(Fault("camera_lost", str(exc)), "camera")
+                    lost = True
+                if self._stop.wait(backoff):
+                    return
+                backoff = min(backoff * 2, self.max_backoff)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(2)
