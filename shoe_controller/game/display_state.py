@@ -32,6 +32,7 @@ display.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from typing import Any, Final
 
 import msgspec
@@ -47,6 +48,7 @@ __all__ = [
     "Statistics",
     "fold",
     "project",
+    "roads_payload",
     "score",
     "to_payload",
 ]
@@ -107,9 +109,6 @@ class Statistics(msgspec.Struct, frozen=True):
         )
 
 
-_EMPTY_ROADS: Final = roads_to_dict(build_roads(()))
-
-
 class DisplayState(msgspec.Struct, frozen=True):
     """Everything the public display shows. Immutable: :func:`project` returns a new one."""
 
@@ -122,10 +121,9 @@ class DisplayState(msgspec.Struct, frozen=True):
     banker_cards: tuple[str, ...] = ()
     prompt: str | None = None
     result: ResultBanner | None = None
-    #: confirmed results of this shoe, in order (what the roads are drawn from)
+    #: confirmed results of this shoe, in order (what the roads are drawn from; the roads
+    #: themselves are computed when a payload is made, so folding a long journal is cheap)
     results: tuple[RoadResult, ...] = ()
-    #: the roads of ``results``, precomputed once per confirmed round (JSON-ready)
-    roads: dict[str, Any] = msgspec.field(default_factory=lambda: _EMPTY_ROADS)
     statistics: Statistics = msgspec.field(default_factory=Statistics)
     #: cards taken out of the shoe: burn indicator, burned, dealt and discarded cards
     cards_out: int = 0
@@ -171,7 +169,6 @@ def _commit(s: DisplayState) -> DisplayState:
         s,
         result=msgspec.structs.replace(r, confirmed=True),
         results=results,
-        roads=roads_to_dict(build_roads(results)),
         statistics=s.statistics.add(r),
     )
 
@@ -210,8 +207,8 @@ def project(state: DisplayState, event: object) -> DisplayState:
     >>> s.result.winner, s.statistics.rounds
     ('player', 0)
     >>> s = project(s, {"type": "result_confirmed", "shoe": 1, "round": 1})
-    >>> s.statistics.player, s.statistics.player_natural, s.roads["big_road"][0]["outcome"]
-    (1, 1, 'player')
+    >>> s.statistics.player, s.statistics.player_natural, [r.outcome for r in s.results]
+    (1, 1, ['player'])
     """
     ev = _as_dict(event)
     kind = ev.get("type")
@@ -315,6 +312,17 @@ def fold(events: Iterable[object], table: str = "") -> DisplayState:
     return s
 
 
+@lru_cache(maxsize=8)
+def roads_payload(results: tuple[RoadResult, ...]) -> dict[str, Any]:
+    """The roads of ``results`` as JSON-ready data, cached: a payload is made per released
+    card under per_card release, the roads change once per round. Do not mutate the result.
+
+    >>> roads_payload(())["big_road"]
+    []
+    """
+    return roads_to_dict(build_roads(results))
+
+
 def to_payload(state: DisplayState) -> dict[str, Any]:
     """The JSON-ready retained payload (see ``display_state.schema.json``).
 
@@ -323,7 +331,7 @@ def to_payload(state: DisplayState) -> dict[str, Any]:
     (1, 'T1', 'no_shoe', None, [])
     """
     s = state
-    roads = dict(s.roads)
+    roads = dict(roads_payload(s.results))
     ask = roads.pop("ask")
     return {
         "version": PAYLOAD_VERSION,

@@ -23,7 +23,7 @@ from shoe_controller.display import build as display_build
 from shoe_controller.display.server import DisplayServer, bundle_present, serve
 from shoe_controller.game.cards import ALL_CARDS
 from shoe_controller.game.display_state import DisplayState, project, to_payload
-from shoe_controller.game.inputs import CardSeen, NewShoe
+from shoe_controller.game.inputs import CardSeen, CutCardSeen, NewShoe
 from shoe_controller.game.roads import build_roads, roads_to_dict
 from shoe_controller.game.rules import Rules
 from shoe_controller.game.shoe import Shoe
@@ -48,8 +48,10 @@ class SimulatedTable:
     def __init__(self, port: int, seed: int = 7) -> None:
         self.shoe = Shoe(Rules())
         self.state = DisplayState(table=TABLE)
-        self.cards = [c for _ in range(8) for c in ALL_CARDS]
-        random.Random(seed).shuffle(self.cards)
+        cards: list[object] = [c for _ in range(8) for c in ALL_CARDS]
+        random.Random(seed).shuffle(cards)
+        cards.insert(len(cards) - 16, None)  # the cut card, 16 cards from the end
+        self.cards = cards
         self._next = 0
         self._lock = threading.Lock()
         self.connected = threading.Event()
@@ -80,14 +82,15 @@ class SimulatedTable:
         self.client.publish(TOPIC_STATE, payload, qos=1, retain=True)
 
     def play_round(self) -> None:
-        """Deal cards until the next round's result is confirmed; publish per round."""
+        """Deal cards until the next round's result is confirmed (or the shoe ends);
+        publish the display state once per round, as on_result release does."""
         released = []
         while True:
             card = self.cards[self._next]
             self._next += 1
-            events = self.shoe.apply(CardSeen(card))
+            events = self.shoe.apply(CutCardSeen() if card is None else CardSeen(card))
             released += events
-            if any(e.type == "result_confirmed" for e in events):
+            if any(e.type in ("result_confirmed", "shoe_ended") for e in events):
                 break
         self._feed(released)
 

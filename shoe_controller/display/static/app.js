@@ -174,7 +174,9 @@ function render(s) {
   $("progress-fill").style.width = `${(frac * 100).toFixed(1)}%`;
   $("progress-text").textContent = p.cards_total ? `${p.cards_dealt} / ${p.cards_total} cards` : "";
 
-  $("last-round").hidden = !s.last_round;
+  // the warning stays up through the last round; once the shoe is over it says so
+  $("last-round").hidden = !(s.last_round || s.phase === "shoe_ended");
+  $("last-round").textContent = s.phase === "shoe_ended" ? "SHOE ENDED \u00b7 NEW SHOE NEXT" : "LAST ROUND";
   $("bets-open").hidden = !s.bets_open;
   $("bets-open").textContent = s.bets_open && s.bets_round ? `PLACE YOUR BETS \u00b7 ROUND ${s.bets_round}` : "PLACE YOUR BETS";
   $("paused").hidden = !s.paused;
