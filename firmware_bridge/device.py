@@ -63,7 +63,7 @@ ALL_CAPABILITIES = 0x7F
 
 #: What a DeviceCore wants written: ("event", wire) for a live device event,
 #: ("replay", wire) for a re-sent one, ("ack", wire) for a command's ack,
-#: ("control", wire) for everything else.
+#: ("status", wire) for a Status reply, ("control", wire) for everything else.
 Out = tuple[str, bytes]
 
 
@@ -230,4 +230,4 @@ class DeviceCore:
             self.fault_code,
             self.oldest_seq,
         )
-        return ("control", encode(msg, self.last_seq))
+        return ("status", encode(msg, self.last_seq))

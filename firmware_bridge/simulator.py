@@ -33,7 +33,7 @@ import tty
 from collections.abc import Callable
 
 from firmware_bridge.device import ALL_CAPABILITIES, DeviceCore, Out
-from firmware_bridge.protocol import FAULT_NAMES, PROTOCOL_VERSION, HostHello, Replay
+from firmware_bridge.protocol import FAULT_NAMES, PROTOCOL_VERSION, HostHello, Message, Replay
 
 __all__ = ["DeviceSimulator"]
 
@@ -88,6 +88,7 @@ class DeviceSimulator:
         self._held: bytes | None = None  # a frame held back to be sent after the next one
         self._ignore_commands = 0
         self._drop_acks = 0
+        self._drop_status = 0
         self._stalled = False
         self._next_heartbeat = 0.0
         #: frames received from the host, decoded, in order (retries and lost ones included)
@@ -236,6 +237,9 @@ class DeviceSimulator:
                 if kind == "ack" and self._drop_acks:
                     self._drop_acks -= 1
                     continue
+                if kind == "status" and self._drop_status:
+                    self._drop_status -= 1
+                    continue
                 self._send((kind, wire))
             if self.core.reboot_requested:
                 self._reboot_locked()
@@ -244,7 +248,7 @@ class DeviceSimulator:
     def _send(self, out: Out) -> None:
         """Write one frame, applying the injected faults to device-event frames."""
         kind, wire = out
-        if kind in ("control", "ack"):
+        if kind not in ("event", "replay"):
             self._write(wire)
             return
         if self._drop:
@@ -290,6 +294,12 @@ class DeviceSimulator:
             view = view[n:]
 
     # ---------------------------------------------------------------- scripting: events
+    def emit(self, msg: Message) -> int:
+        """Send any device event message (for instance a type from a future firmware)."""
+        with self._lock:
+            self._send(self.core.event(msg))
+            return self.core.last_seq
+
     def card_exit(self, duration_us: int = 40_000) -> int:
         """One card leaves the shoe. Returns its event sequence number."""
         with self._lock:
@@ -382,6 +392,11 @@ class DeviceSimulator:
         execute them twice)."""
         with self._lock:
             self._drop_acks += n
+
+    def drop_status(self, n: int = 1) -> None:
+        """Lose the Status frame of the next ``n`` status requests (their acks arrive)."""
+        with self._lock:
+            self._drop_status += n
 
     def stall(self) -> None:
         """The firmware hangs: no heartbeat, no answer, nothing sent. Events still go into
