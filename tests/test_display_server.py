@@ -79,3 +79,13 @@ def test_display_config_defaults_and_errors() -> None:
         msgspec.convert({"port": 70000}, DisplayConfig)
     assert msgspec.convert({"broker_ws_url": "wss://pi.casino.lan/mqtt"},
                            DisplayConfig).broker_ws_url == "wss://pi.casino.lan/mqtt"
+
+
+def test_stop_releases_the_port_and_is_idempotent() -> None:
+    srv = serve(0, "", "T1", bind="127.0.0.1")
+    url = srv.url
+    assert get(url + "config.json")[0] == 200
+    srv.stop()
+    srv.stop()
+    with pytest.raises(OSError):
+        urllib.request.urlopen(url + "config.json", timeout=2)

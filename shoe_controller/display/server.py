@@ -125,7 +125,7 @@ class _Server(ThreadingHTTPServer):
 
 
 class DisplayServer:
-    """A running display page server. ``close()`` stops it."""
+    """A running display page server. ``stop()`` (or ``close()``) stops it."""
 
     def __init__(self, httpd: _Server) -> None:
         self._httpd = httpd
@@ -143,10 +143,14 @@ class DisplayServer:
         host = "127.0.0.1" if host in ("0.0.0.0", "") else host
         return f"http://{host}:{self.port}/"
 
-    def close(self) -> None:
-        self._httpd.shutdown()
+    def stop(self) -> None:
+        """Stop serving and release the port (idempotent)."""
+        if self._thread.is_alive():
+            self._httpd.shutdown()
+            self._thread.join(5)
         self._httpd.server_close()
-        self._thread.join(5)
+
+    close = stop
 
 
 def serve(port: int, broker_ws_url: str, table_id: str, *, bind: str = "0.0.0.0",
