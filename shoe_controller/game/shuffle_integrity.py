@@ -39,10 +39,11 @@ from __future__ import annotations
 
 import hashlib
 import math
-from bisect import bisect_left
+from array import array
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Final
 
@@ -212,34 +213,44 @@ def window_fingerprints(
     return out
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class FingerprintSet:
-    """An immutable sorted set of fingerprints (a compact tuple; binary search).
+    """Fingerprints of earlier shoes, each with its shoe number: two parallel compact
+    arrays sorted by fingerprint, searched by bisection (16 bytes per window, so a few
+    hundred shoes of history fit in a few MB on a Pi). Treat as immutable.
 
-    >>> s = FingerprintSet.of([5, 1, 3])
-    >>> s.matches([3, 4, 5]), len(s), len(s.union([7, 1]))
-    (2, 3, 4)
+    >>> s = FingerprintSet.of([(5, 1), (1, 1), (3, 2)])
+    >>> s.matches([3, 4, 5]), s.matches([3, 4, 5], exclude_shoe=2), len(s)
+    (2, 1, 3)
+    >>> s.union([7, 1], shoe=3).shoes_of(1)
+    (1, 3)
     """
 
-    values: tuple[int, ...] = ()
+    fps: array = field(default_factory=lambda: array("Q"))
+    shoes: array = field(default_factory=lambda: array("q"))
 
     @classmethod
-    def of(cls, values: Iterable[int]) -> FingerprintSet:
-        return cls(tuple(sorted(set(values))))
+    def of(cls, entries: Iterable[tuple[int, int]]) -> FingerprintSet:
+        ordered = sorted(set(entries))
+        return cls(array("Q", (e[0] for e in ordered)), array("q", (e[1] for e in ordered)))
 
     def __len__(self) -> int:
-        return len(self.values)
+        return len(self.fps)
 
-    def __contains__(self, fp: object) -> bool:
-        i = bisect_left(self.values, fp)  # type: ignore[arg-type]
-        return i < len(self.values) and self.values[i] == fp
+    def shoes_of(self, fp: int) -> tuple[int, ...]:
+        """Shoes in which the window with fingerprint ``fp`` was seen."""
+        i = bisect_left(self.fps, fp)
+        j = bisect_right(self.fps, fp, lo=i)
+        return tuple(self.shoes[i:j])
 
-    def matches(self, fps: Iterable[int]) -> int:
-        """How many of ``fps`` are in the set."""
-        return sum(1 for fp in fps if fp in self)
+    def matches(self, fps: Iterable[int], exclude_shoe: int | None = None) -> int:
+        """How many of ``fps`` were seen in a shoe other than ``exclude_shoe``."""
+        return sum(1 for fp in fps if any(s != exclude_shoe for s in self.shoes_of(fp)))
 
-    def union(self, fps: Iterable[int]) -> FingerprintSet:
-        return FingerprintSet.of((*self.values, *fps))
+    def union(self, fps: Iterable[int], shoe: int) -> FingerprintSet:
+        return FingerprintSet.of(
+            (*zip(self.fps, self.shoes, strict=True), *((fp, shoe) for fp in fps))
+        )
 
 
 def codes(text: str) -> list[str]:
