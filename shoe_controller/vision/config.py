@@ -157,9 +157,19 @@ class BarcodeConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_
     max_deck: Annotated[int, msgspec.Meta(ge=0)] = 0
     #: Search only this region of the frame (x, y, width, height); none = the whole frame.
     region: Rect | None = None
-    #: Divide the (region of the) frame by this factor before decoding (1 = full size);
-    #: keep at least 2 pixels per bar after it.
+    #: Divide the width by this factor before decoding (1 = full size); keep at least two
+    #: pixels per narrow bar after it.
     downscale: Positive = 1
+    #: Decode every Nth row only. The code's bars run along the image columns, so each row
+    #: is a complete scanline; skipping rows costs nothing but spare scanlines (keep the
+    #: code at least ~8 sampled rows tall).
+    row_step: Annotated[int, msgspec.Meta(ge=1, le=16)] = 4
+    #: When something is in view but no code decodes, try once more on the frame resampled
+    #: to twice the width (bars close to two pixels wide alias at some scales).
+    retry_upscaled: bool = True
+    #: Quarter turns (clockwise) applied before decoding, for a camera mounted so codes
+    #: run down the image: codes are searched along rows only (no costly retries).
+    quarter_turns: Annotated[int, msgspec.Meta(ge=0, le=3)] = 0
     #: A frame whose brightest ``presence_fraction`` of pixels is below this grey level
     #: is the empty (dark) window; otherwise something is there, read or not.
     presence_level: Annotated[int, msgspec.Meta(ge=0, le=255)] = 90
