@@ -142,6 +142,13 @@ def _u8str(data: bytes, at: int, what: str) -> tuple[bytes, int]:
     return bytes(data[at + 1 : end]), end
 
 
+def _u8pack(raw: bytes, limit: int, what: str) -> bytes:
+    """``raw`` length-prefixed (u8); a clear error beyond ``limit`` bytes."""
+    if len(raw) > limit:
+        raise ValueError(f"{what}: {len(raw)} bytes, at most {limit}")
+    return bytes([len(raw)]) + raw
+
+
 def _text(raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
 
@@ -201,8 +208,7 @@ class DeviceHello(Message):
             self.boot_id,
             self.oldest_seq,
         )
-        raw = self.device_id.encode()
-        return fixed + bytes([len(raw)]) + raw
+        return fixed + _u8pack(self.device_id.encode(), 64, "hello.device_id")
 
     @classmethod
     def parse(cls, body: bytes) -> DeviceHello:
@@ -263,7 +269,8 @@ class CardReadReport(Message):
     payload: bytes  # the decoded code, at most 200 bytes
 
     def body(self) -> bytes:
-        return self.FMT.pack(self.t_us, self.symbology) + bytes([len(self.payload)]) + self.payload
+        fixed = self.FMT.pack(self.t_us, self.symbology)
+        return fixed + _u8pack(self.payload, 200, "card_read.payload")
 
     @classmethod
     def parse(cls, body: bytes) -> CardReadReport:
@@ -326,8 +333,8 @@ class FaultReport(Message):
     detail: str  # UTF-8, at most 200 bytes
 
     def body(self) -> bytes:
-        raw = self.detail.encode()
-        return self.FMT.pack(self.t_us, self.code) + bytes([len(raw)]) + raw
+        fixed = self.FMT.pack(self.t_us, self.code)
+        return fixed + _u8pack(self.detail.encode(), 200, "fault.detail")
 
     @classmethod
     def parse(cls, body: bytes) -> FaultReport:
