@@ -1,0 +1,391 @@
+"""Game protection: the pure projection run after every domain event.
+
+``protect(state, event) -> (state, events)`` follows the cards leaving the shoe and,
+after each round (when its result is confirmed, or it is voided), emits:
+
+- ``shoe_analysis``: the exact probability and expected value of every bet for the next
+  round, given the cards left (``game.odds``);
+- ``integrity_alert`` events, each with ``evidence`` (the test, its statistic and
+  threshold) and the round where it was raised:
+
+  ``advantage``       a bet's expected value for the player rose above
+                      ``advantage_threshold`` (raised again only after it fell back);
+  ``shuffle_runs``    order / suit runs far beyond chance (``game.shuffle_integrity``);
+  ``shuffle_order``   too many neighbours of deck order or of the previous shoe;
+  ``shuffle_repeat``  8-card windows already seen in an earlier shoe;
+  ``edge_sorting``    orientation depends on rank (``game.edge_sorting``).
+
+  Each shuffle and edge-sorting test alerts at most once per shoe.
+
+The daemon and ``replay`` fold it over the journal; it never alerts twice for what it
+already alerted while folding (the alerts it would emit are part of its state). The
+fingerprints of earlier shoes come from the daemon's database
+(:mod:`shoe_controller.fingerprints`) through :func:`initial_state`; at the end of each
+shoe ``state.fingerprints`` holds the finished shoe's, for the daemon to store.
+
+This module is import-light (msgspec only at import time) because the config loader
+imports :class:`AnalyticsConfig` from it.
+
+>>> from shoe_controller.game.events import ShoeStarted, CardDealt, ResultConfirmed
+>>> s, _ = protect(initial_state(), ShoeStarted(shoe=1, decks=8))
+>>> for hand, pos, code in [("player", 1, "9S"), ("banker", 1, "KD"),
+...                         ("player", 2, "8H"), ("banker", 2, "2C")]:
+...     s, _ = protect(s, CardDealt(shoe=1, round=1, hand=hand, position=pos, card=code))
+>>> s, out = protect(s, ResultConfirmed(shoe=1, round=1))
+>>> [type(e).__name__ for e in out], out[0].round
+(['ShoeAnalysis'], 1)
+>>> round(out[0].expected_value["banker"], 5) < 0
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Annotated, Any
+
+import msgspec
+
+__all__ = ["AnalyticsConfig", "ProtectionState", "initial_state", "protect"]
+
+Probability = Annotated[float, msgspec.Meta(gt=0, lt=1)]
+
+
+class AnalyticsConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The ``[analytics]`` section: live odds and game-protection tests."""
+
+    #: Emit a ``shoe_analysis`` event (EV of every bet for the next round) after each round.
+    shoe_analysis: bool = True
+    #: Alert ``advantage`` when a bet's expected value per unit for the player exceeds this.
+    advantage_threshold: Annotated[float, msgspec.Meta(ge=-1, le=1)] = 0.0
+    #: Bets watched for advantage; empty: every bet offered on the next round.
+    advantage_bets: tuple[str, ...] = ()
+    #: ``shuffle_runs``: a run of this many cards each in deck order with the previous.
+    order_run_threshold: Annotated[int, msgspec.Meta(ge=3, le=416)] = 10
+    #: ``shuffle_runs``: a run of this many cards of one suit.
+    suit_run_threshold: Annotated[int, msgspec.Meta(ge=3, le=416)] = 16
+    #: ``shuffle_order``: alert when the adjacency count's z-score reaches this.
+    adjacency_z: Annotated[float, msgspec.Meta(gt=0)] = 6.0
+    #: ``shuffle_order``: cards needed before the adjacency test is evaluated.
+    adjacency_min_cards: Annotated[int, msgspec.Meta(ge=8)] = 52
+    #: ``shuffle_repeat``: windows seen in an earlier shoe needed to alert.
+    repeat_min_windows: Annotated[int, msgspec.Meta(ge=1)] = 2
+    #: Earlier shoes whose fingerprints the daemon loads (and keeps) for ``shuffle_repeat``.
+    fingerprint_history_shoes: Annotated[int, msgspec.Meta(ge=0)] = 500
+    #: ``edge_sorting``: alert when a test's p-value is at most this (per evaluation).
+    edge_sorting_alpha: Probability = 1e-7
+    #: ``edge_sorting``: smallest expected cell count for a chi-square test to be used.
+    edge_sorting_min_expected: Annotated[float, msgspec.Meta(gt=0)] = 3.0
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ProtectionState:
+    """Everything the projection remembers; immutable (each event gives a new value)."""
+
+    config: AnalyticsConfig
+    decks: int = 8
+    paytable: Any = None  # game.rules.Paytable (None: DESIGN.md's)
+    commission: bool = True
+    salt: bytes = b""
+    known: Any = None  # shuffle_integrity.FingerprintSet of earlier shoes
+    shoe: int = 0
+    #: cards that left the shoe, in order (None: unread)
+    sequence: tuple[str | None, ...] = ()
+    #: (rank, orientation) of dealt cards whose orientation was read
+    oriented: tuple[tuple[int, str], ...] = ()
+    carried: tuple[str, ...] = ()  # misdealt cards the next round will deal again
+    previous: tuple[str | None, ...] = ()  # the previous shoe's sequence
+    #: this shoe's window fingerprints so far, and where the next window starts
+    fingerprints: tuple[int, ...] = ()
+    next_window: int = 0
+    repeat_matches: int = 0
+    matched_shoes: frozenset[int] = frozenset()
+    raised: frozenset[str] = frozenset()  # tests that alerted this shoe
+    above: frozenset[str] = frozenset()  # bets above the advantage threshold
+    open_bets: tuple[str, ...] | None = None
+    last_round: int | None = None
+    ended: bool = False
+    stored: bool = field(default=False)  # fingerprints folded into ``known``
+
+
+def initial_state(
+    rules: Any = None,
+    config: AnalyticsConfig | None = None,
+    *,
+    known: Any = None,
+    salt: bytes = b"",
+) -> ProtectionState:
+    """The state before any event. ``rules``: the table's ``game.rules.Rules`` (decks,
+    paytable, commission mode); ``known``: earlier shoes' fingerprints
+    (``FingerprintStore.load``); ``salt``: the store's salt.
+
+    >>> initial_state().decks
+    8
+    """
+    from shoe_controller.game.shuffle_integrity import FingerprintSet
+
+    return ProtectionState(
+        config=config or AnalyticsConfig(),
+        decks=getattr(rules, "decks", 8),
+        paytable=getattr(rules, "paytable", None),
+        commission=getattr(rules, "commission", "commission") == "commission",
+        salt=salt,
+        known=known if known is not None else FingerprintSet(),
+    )
+
+
+def protect(state: ProtectionState, event: Any) -> tuple[ProtectionState, tuple[Any, ...]]:
+    """Fold one domain event; return the new state and the events it raises."""
+    cls = type(event)
+    handler = _BY_CLASS.get(cls)
+    if handler is None:
+        config = getattr(cls, "__struct_config__", None)
+        handler = _BY_CLASS[cls] = _HANDLERS.get(getattr(config, "tag", None), _ignore)
+    return handler(state, event)
+
+
+# --------------------------------------------------------------------------------------
+# Following the cards
+
+
+def _out(state: ProtectionState, code: str | None) -> ProtectionState:
+    return replace(state, sequence=(*state.sequence, code))
+
+
+def _shoe_started(state: ProtectionState, ev: Any) -> tuple[ProtectionState, tuple[Any, ...]]:
+    state = _store(state)
+    return (
+        replace(
+            state,
+            decks=ev.decks,
+            shoe=ev.shoe,
+            previous=state.sequence if state.shoe else state.previous,
+            sequence=(),
+            oriented=(),
+            carried=(),
+            fingerprints=(),
+            next_window=0,
+            repeat_matches=0,
+            matched_shoes=frozenset(),
+            raised=frozenset(),
+            above=frozenset(),
+            open_bets=None,
+            last_round=None,
+            ended=False,
+            stored=False,
+        ),
+        (),
+    )
+
+
+def _burned(state: ProtectionState, ev: Any) -> tuple[ProtectionState, tuple[Any, ...]]:
+    return _out(state, ev.card), ()
+
+
+def _dealt(state: ProtectionState, ev: Any) -> tuple[ProtectionState, tuple[Any, ...]]:
+    if state.carried and state.carried[0] == ev.card:
+        # a misdealt card carried into this round: it already left the shoe
+        return replace(state, carried=state.carried[1:]), ()
+    state = _out(state, ev.card)
+    if ev.orientation in ("up", "down"):
+        from shoe_controller.game.cards import parse_card
+
+        rank = parse_card(ev.card).rank
+        state = replace(state, oriented=(*state.oriented, (rank, ev.orientation)))
+    return state, ()
+
+
+def _misdeal(state: ProtectionState, ev: Any) -> tuple[ProtectionState, tuple[Any, ...]]:
+    state = _out(state, ev.card)
+    if ev.policy == "carry" and ev.card is not None:
+        state = replace(state, carried=(*state.carried, ev.card))
+    return state, ()
+
+
+def _bets_open(state: ProtectionState, ev: Any) -> tuple[ProtectionState, tuple[Any, ...]]:
+    return replace(state, open_bets=tuple(ev.bets)), ()
+
+
+def _last_round(state: ProtectionState, ev: Any) -> tuple[ProtectionState, tuple[Any, ...]]:
+    return replace(state, last_round=ev.round), ()
+
+
+def _round_over(state: ProtectionState, ev: Any) -> tuple[ProtectionState, tuple[Any, ...]]:
+    out: list[Any] = []
+    if state.config.shoe_analysis and not state.ended and state.last_round != ev.round:
+        state = _analyse(state, ev.round, out)
+    state = _integrity(state, ev.round, out)
+    return state, tuple(out)
+
+
+def _shoe_ended(state: ProtectionState, ev: Any) -> tuple[ProtectionState, tuple[Any, ...]]:
+    out: list[Any] = []
+    state = _integrity(replace(state, ended=True), ev.rounds or None, out)
+    return _store(state), tuple(out)
+
+
+def _store(state: ProtectionState) -> ProtectionState:
+    """Fold the finished shoe's fingerprints into the known set (once)."""
+    if state.stored or not state.shoe:
+        return state
+    state = _fingerprint(state)
+    return replace(
+        state, known=state.known.union(state.fingerprints, state.shoe), stored=True
+    )
+
+
+# --------------------------------------------------------------------------------------
+# After each round
+
+
+def _counts(state: ProtectionState) -> list[int]:
+    from shoe_controller.game.cards import parse_card
+
+    counts = [state.decks] * 52
+    for code in state.sequence:
+        if code is not None:
+            i = parse_card(code).index
+            counts[i] = max(0, counts[i] - 1)  # an excess card is the core's alert
+    return counts
+
+
+def _analyse(state: ProtectionState, round_: int, out: list[Any]) -> ProtectionState:
+    from shoe_controller.game import odds
+    from shoe_controller.game.events import IntegrityAlert, ShoeAnalysis
+
+    counts = _counts(state)
+    if sum(counts) < 6:
+        return state
+    a = odds.analyse(counts, state.paytable, state.commission)
+    out.append(
+        ShoeAnalysis(
+            shoe=state.shoe,
+            round=round_,
+            probabilities={k: float(v) for k, v in a.probabilities.items()},
+            expected_value={k: float(v) for k, v in a.expected_value.items()},
+            house_edge={k: float(v) for k, v in a.house_edge.items()},
+        )
+    )
+    threshold = state.config.advantage_threshold
+    watched = state.config.advantage_bets or state.open_bets or tuple(a.expected_value)
+    above = frozenset(b for b in watched if b in a.expected_value and
+                      a.expected_value[b] > threshold)
+    for bet in sorted(above - state.above, key=list(a.expected_value).index):
+        out.append(
+            IntegrityAlert(
+                shoe=state.shoe,
+                round=round_,
+                kind="advantage",
+                evidence={
+                    "test": "expected_value",
+                    "bet": bet,
+                    "statistic": float(a.expected_value[bet]),
+                    "threshold": threshold,
+                    "cards_left": a.cards,
+                    "for_round": round_ + 1,
+                },
+            )
+        )
+    return replace(state, above=above)
+
+
+def _fingerprint(state: ProtectionState) -> ProtectionState:
+    from shoe_controller.game.shuffle_integrity import WINDOW, window_fingerprints
+
+    seq = state.sequence
+    if len(seq) - state.next_window < WINDOW:
+        return state
+    new = window_fingerprints(seq, state.salt, start=state.next_window)
+    matches = state.known.matches(new, exclude_shoe=state.shoe)
+    shoes = state.matched_shoes
+    if matches:
+        shoes = shoes | {
+            s for fp in new for s in state.known.shoes_of(fp) if s != state.shoe
+        }
+    return replace(
+        state,
+        fingerprints=(*state.fingerprints, *new),
+        next_window=len(seq) - WINDOW + 1,
+        repeat_matches=state.repeat_matches + matches,
+        matched_shoes=shoes,
+    )
+
+
+def _integrity(state: ProtectionState, round_: int | None, out: list[Any]) -> ProtectionState:
+    from shoe_controller.game import edge_sorting as es
+    from shoe_controller.game import shuffle_integrity as si
+    from shoe_controller.game.events import IntegrityAlert
+
+    cfg = state.config
+    raised = set(state.raised)
+
+    def alert(test: str, kind: str, **evidence: Any) -> None:
+        if test in raised:
+            return
+        raised.add(test)
+        out.append(
+            IntegrityAlert(
+                shoe=state.shoe, round=round_, kind=kind, evidence={"test": test, **evidence}
+            )
+        )
+
+    seq = state.sequence
+    known_cards = sum(1 for c in seq if c is not None)
+    run = si.longest_order_run(seq)
+    if run >= cfg.order_run_threshold:
+        alert("order_run", "shuffle_runs", statistic=run, threshold=cfg.order_run_threshold)
+    run = si.longest_suit_run(seq)
+    if run >= cfg.suit_run_threshold:
+        alert("suit_run", "shuffle_runs", statistic=run, threshold=cfg.suit_run_threshold)
+
+    if known_cards >= cfg.adjacency_min_cards:
+        references = [("deck_order", si.DECK_ORDER)]
+        if sum(1 for c in state.previous if c is not None) >= cfg.adjacency_min_cards:
+            references.append(("previous_shoe", si.neighbours_in(state.previous)))
+        for name, neighbours in references:
+            if f"adjacency_{name}" in raised:
+                continue
+            t = si.adjacency_test(seq, neighbours)
+            if t.z >= cfg.adjacency_z:
+                alert(
+                    f"adjacency_{name}", "shuffle_order", reference=name,
+                    statistic=round(t.z, 3), threshold=cfg.adjacency_z, count=t.count,
+                    expected=round(t.mean, 3), sd=round(t.sd, 3), pairs=t.pairs,
+                )
+
+    state = _fingerprint(state)
+    if state.repeat_matches >= cfg.repeat_min_windows:
+        alert(
+            "repeat", "shuffle_repeat", statistic=state.repeat_matches,
+            threshold=cfg.repeat_min_windows, windows=len(state.fingerprints),
+            earlier_shoes=sorted(state.matched_shoes),
+        )
+
+    if "edge_sorting" not in raised and state.oriented:
+        t = es.edge_sorting_test(state.oriented, cfg.edge_sorting_min_expected)
+        for test, chi2, p in (("key", t.key_chi2, t.key_p), ("ranks", t.ranks_chi2, t.ranks_p)):
+            if p is not None and p <= cfg.edge_sorting_alpha:
+                alert(
+                    "edge_sorting", "edge_sorting", rank_test=test, statistic=round(chi2, 3),
+                    p_value=p, threshold=cfg.edge_sorting_alpha, cards=t.cards,
+                )
+                break
+    return replace(state, raised=frozenset(raised))
+
+
+def _ignore(state: ProtectionState, ev: Any) -> tuple[ProtectionState, tuple[Any, ...]]:
+    return state, ()
+
+
+_BY_CLASS: dict[type, Any] = {}
+_HANDLERS = {
+    "shoe_started": _shoe_started,
+    "burn_indicator": _burned,
+    "card_burned": _burned,
+    "card_dealt": _dealt,
+    "misdeal": _misdeal,
+    "bets_open": _bets_open,
+    "last_round": _last_round,
+    "result_confirmed": _round_over,
+    "round_voided": _round_over,
+    "shoe_ended": _shoe_ended,
+}
