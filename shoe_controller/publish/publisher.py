@@ -165,12 +165,21 @@ class Publisher:
 
     # -- feeding ---------------------------------------------------------------------
 
-    def append(self, events: Sequence[Any], time: str | None = None) -> list[JournalEntry]:
+    def append(self, events: Sequence[Any] | Journal, *more: Any,
+               time: str | None = None) -> list[JournalEntry]:
         """Journal ``events`` and stage their messages in ONE transaction; return entries.
 
         The same as ``journal.append`` followed by :meth:`submit`, minus the window in
-        which a crash would leave journaled events not yet in the outbox.
+        which a crash would leave journaled events not yet in the outbox. Also accepts
+        ``append(journal, events)`` (the journal must be this publisher's).
         """
+        if isinstance(events, Journal):
+            if events is not self.journal and events.path != self.journal.path:
+                raise ValueError(f"publisher writes journal {self.journal.path}, "
+                                 f"not {events.path}")
+            events, more = more[0], more[1:]
+        if more:
+            time = more[0]
         with self._stage_lock:
             self._ensure_caught_up()
             done: list[tuple[ReleaseState, Any, bytes | None, int]] = []

@@ -1,0 +1,185 @@
+"""Write the JSON Schemas of the MQTT payloads: ``python -m shoe_controller.publish.schemagen``.
+
+The schema of each event type is derived from the game core's event Structs
+(``shoe_controller.game.events``), so it cannot drift from what is journaled and sent;
+tests check the committed files equal what this module generates (run it after changing
+an event and commit the result). The envelope and status schemas are written out here.
+``display_state.schema.json`` belongs to the display projection and is not touched.
+
+Layout of ``shoe_controller/publish/schemas/`` (draft 2020-12, references are relative
+file paths, so the folder can be copied as is)::
+
+    casino_event.schema.json     envelope on .../casino/events
+    status.schema.json           .../status
+    display_state.schema.json    .../display/state (game/display_state.py)
+    events/event.schema.json     any domain event (oneOf the files below)
+    events/<type>.schema.json    one per event type
+
+>>> docs = generate()
+>>> sorted(docs)[:3]
+['casino_event.schema.json', 'events/bets_open.schema.json', 'events/burn_indicator.schema.json']
+>>> docs["events/card_dealt.schema.json"]["properties"]["card"]["pattern"]
+'^[A2-9TJQK][SHDC]$'
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+__all__ = ["SCHEMA_DIR", "generate", "main", "write"]
+
+SCHEMA_DIR = Path(__file__).with_name("schemas")
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+#: Base of every schema's ``$id`` (a reserved .invalid name: identifiers, not addresses;
+#: the display state schema uses the same base).
+ID_BASE = "https://smart-shoe-controller.invalid/schemas/"
+CARD_PATTERN = "^[A2-9TJQK][SHDC]$"
+HEX64 = "^[0-9a-f]{64}$"
+TIME_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$"
+#: Fields holding one card code (or null where the struct allows it).
+_CARD_FIELDS = ("card",)
+#: Fields holding a list of card codes.
+_CARD_LIST_FIELDS = ("player", "banker")
+
+
+def _event_schema(cls: type[msgspec.Struct]) -> dict[str, Any]:
+    raw = msgspec.json.schema(cls)
+    name = raw["$ref"].rsplit("/", 1)[-1]
+    defs = raw["$defs"]
+    body = defs.pop(name)
+    tag = cls.__struct_config__.tag  # type: ignore[attr-defined]
+    props: dict[str, Any] = body["properties"]
+    for key, prop in props.items():
+        prop.pop("default", None)  # every field is always on the wire
+        if key in _CARD_FIELDS:
+            _with_card_pattern(prop)
+        if key in _CARD_LIST_FIELDS and prop.get("type") == "array":
+            prop["items"] = {"type": "string", "pattern": CARD_PATTERN}
+    props["type"] = {"const": tag}
+    schema: dict[str, Any] = {
+        "$schema": DRAFT,
+        "title": tag,
+        "description": " ".join(str(body.get("description", tag)).split()),
+        "type": "object",
+        "properties": props,
+        # The canonical encoder writes every field, defaults included.
+        "required": list(props),
+        "additionalProperties": False,
+    }
+    for sub in defs.values():
+        sub.pop("title", None)
+        sub["additionalProperties"] = False
+        sub["required"] = list(sub.get("properties", {}))
+        for prop in sub.get("properties", {}).values():
+            prop.pop("default", None)
+    if defs:
+        schema["$defs"] = defs
+    return schema
+
+
+def _with_card_pattern(prop: dict[str, Any]) -> None:
+    if prop.get("type") == "string":
+        prop["pattern"] = CARD_PATTERN
+    for alt in prop.get("anyOf", ()):
+        if alt.get("type") == "string":
+            alt["pattern"] = CARD_PATTERN
+
+
+def generate() -> dict[str, dict[str, Any]]:
+    """Every schema this module owns, by path relative to the schemas folder."""
+    from shoe_controller.game.events import EVENT_TYPES
+
+    docs: dict[str, dict[str, Any]] = {}
+    for tag, cls in sorted(EVENT_TYPES.items()):
+        docs[f"events/{tag}.schema.json"] = _event_schema(cls)
+    docs["events/event.schema.json"] = {
+        "$schema": DRAFT,
+        "title": "domain event",
+        "description": "Any domain event of the game core, told apart by its type field.",
+        "type": "object",
+        "required": ["type"],
+        "properties": {"type": {"enum": sorted(EVENT_TYPES)}},
+        # if/then on the type rather than oneOf: one schema checked per event, and an
+        # error about that type's fields rather than about every other type's.
+        "allOf": [{"if": {"properties": {"type": {"const": tag}}},
+                   "then": {"$ref": f"{tag}.schema.json"}} for tag in sorted(EVENT_TYPES)],
+    }
+    docs["casino_event.schema.json"] = {
+        "$schema": DRAFT,
+        "title": "casino event envelope",
+        "description": (
+            "One journaled domain event on <prefix>/<table>/casino/events, in journal order. "
+            "hash = sha256(prev_hash + '\\n' + seq + '\\n' + time + '\\n' + type + '\\n' + "
+            "canonical_json(event)); hmac = HMAC-SHA256(key, canonical_json(envelope without "
+            "hmac)), lowercase hex; canonical JSON = sorted keys, no whitespace, UTF-8. "
+            "Delivered at least once: de-duplicate by seq."),
+        "type": "object",
+        "properties": {
+            "seq": {"type": "integer", "minimum": 1,
+                    "description": "Per-table journal sequence number, contiguous from 1."},
+            "type": {"enum": sorted(EVENT_TYPES), "description": "Same as event.type."},
+            "table": {"type": "string", "minLength": 1},
+            "shoe": {"type": ["integer", "null"], "minimum": 1},
+            "round": {"type": ["integer", "null"], "minimum": 1},
+            "time": {"type": "string", "pattern": TIME_PATTERN,
+                     "description": "When the event was journaled, UTC."},
+            "event": {"$ref": "events/event.schema.json"},
+            "hash": {"type": "string", "pattern": HEX64},
+            "prev_hash": {"type": "string", "pattern": HEX64,
+                          "description": "hash of seq - 1; 64 zeros for seq 1."},
+            "hmac": {"type": ["string", "null"], "pattern": HEX64,
+                     "description": "null only when the table has no key configured."},
+        },
+        "required": ["seq", "type", "table", "shoe", "round", "time", "event", "hash",
+                     "prev_hash", "hmac"],
+        "additionalProperties": False,
+    }
+    docs["status.schema.json"] = {
+        "$schema": DRAFT,
+        "title": "table status",
+        "description": (
+            "Retained on <prefix>/<table>/status: online on every connect; offline as the "
+            "last will (reason 'connection lost', time null) or on a clean stop."),
+        "type": "object",
+        "properties": {
+            "status": {"enum": ["online", "offline"]},
+            "table": {"type": "string", "minLength": 1},
+            "time": {"type": ["string", "null"], "pattern": TIME_PATTERN},
+            "reason": {"type": ["string", "null"]},
+        },
+        "required": ["status", "table", "time", "reason"],
+        "additionalProperties": False,
+    }
+    for rel, doc in docs.items():
+        docs[rel] = {"$schema": doc.pop("$schema"), "$id": ID_BASE + rel, **doc}
+    return docs
+
+
+def render(doc: dict[str, Any]) -> str:
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def write(directory: Path = SCHEMA_DIR) -> list[Path]:
+    """(Re)write the generated schemas under ``directory``; return the paths written."""
+    written = []
+    for rel, doc in generate().items():
+        path = directory / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(render(doc), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def main() -> int:
+    for path in write():
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
