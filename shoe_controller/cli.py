@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "roads": ("shoe_controller.commands.roads", "scoreboard roads of results or a replay file"),
     "odds": ("shoe_controller.commands.odds", "exact probabilities and house edge of every bet"),
     "simulate": ("shoe_controller.commands.simulate", "the daemon at a virtual table"),
+    "run": ("shoe_controller.commands.run", "the daemon beside a real shoe"),
 }
 
 

@@ -395,3 +395,86 @@ def load_table_config(path: str) -> Any:
     except Exception as exc:
         msg = str(exc)
         raise ConfigRefused(msg if path in msg else f"{path}: {msg}") from None
+
+
+def _section(config: Any, name: str, default: Callable[[], Any]) -> Any:
+    value = getattr(config, name, None)
+    return default() if value is None else value
+
+
+def build_daemon(config: Any, state_dir: str, *, cards: str = "camera",
+                 display_port: int | None = None) -> tuple[Daemon, list[Any]]:
+    """Put the daemon together for real hardware, per ``config`` (`shoe-controller run`).
+
+    ``cards``: "camera" (the camera reads the cards; the shoe's exit sensor bounds each
+    pass) or "scanner" (the shoe's own scanner reads them over the serial link).
+    Returns the daemon and the extra things to stop at the end (the display server).
+    Raises :class:`DaemonError` with a clear message when something cannot open.
+    """
+    from firmware_bridge.config import SerialConfig
+    from shoe_controller.daemon_inputs import SerialInput
+    from shoe_controller.dealer.config import GpioConfig
+    from shoe_controller.dealer.station import Station, StationError
+    from shoe_controller.journal import Journal, JournalError
+    from shoe_controller.publish.config import JournalConfig, MqttConfig
+    from shoe_controller.publish.publisher import Publisher
+    from shoe_controller.vision.barcode import BarcodeMapping
+    from shoe_controller.vision.config import BarcodeConfig
+
+    table = getattr(config, "table", None)
+    table_id = getattr(table, "id", None) or "table-1"
+    jcfg = _section(config, "journal", JournalConfig)
+    path = jcfg.resolve(state_dir) if hasattr(jcfg, "resolve") else str(journal_path(state_dir))
+    try:
+        journal = Journal.open(path, table_id=table_id)
+    except JournalError as exc:
+        raise DaemonError(str(exc)) from None
+    publisher = Publisher(journal, _section(config, "mqtt", MqttConfig), table_id)
+    daemon = Daemon(rules=config.rules, journal=journal,
+                    analytics=getattr(config, "analytics", None), publisher=publisher)
+    try:
+        daemon.station = Station(_section(config, "gpio", GpioConfig), daemon.submit)
+    except StationError as exc:
+        journal.close()
+        raise DaemonError(str(exc)) from None
+    camera = _camera_input(config) if cards == "camera" else None
+    serial = SerialInput(
+        _section(config, "serial", SerialConfig),
+        mapping=BarcodeMapping(_section(config, "barcode", BarcodeConfig)),
+        scanner=camera is None,
+        on_card_exit=camera.card_exit if camera is not None else None,
+    )
+    daemon.sources = [serial] + ([camera] if camera is not None else [])
+    extras: list[Any] = []
+    display = getattr(config, "display", None)
+    port = display_port if display_port is not None else getattr(display, "port", 0)
+    if port:
+        from shoe_controller.display.server import serve
+
+        mqtt = _section(config, "mqtt", MqttConfig)
+        extras.append(serve(port, getattr(display, "broker_ws_url", ""), table_id,
+                            bind=getattr(display, "bind", "0.0.0.0"),
+                            topic_prefix=mqtt.topic_prefix,
+                            ws_port=getattr(display, "ws_port", 9001),
+                            username=getattr(display, "username", None),
+                            password=getattr(display, "password", None),
+                            title=getattr(display, "title", "")))
+    return daemon, extras
+
+
+def _camera_input(config: Any) -> Any:
+    """The camera adapter from ``[camera]``/``[vision]`` (VISION's sources and readers)."""
+    from shoe_controller.daemon_inputs import CameraInput
+    from shoe_controller.vision import passes
+
+    vision = getattr(config, "vision", None)
+    camera_cfg = getattr(config, "camera", None)
+    try:
+        from shoe_controller.vision import reader as reader_mod
+        from shoe_controller.vision import sources
+    except ImportError as exc:
+        raise DaemonError(f"the camera path is not available in this build ({exc}); "
+                          "use --cards scanner") from None
+    reader = reader_mod.build_reader(vision, getattr(config, "barcode", None))
+    tracker = passes.PassTracker.from_config(vision, sensor=True, source=vision.reader)
+    return CameraInput(lambda: iter(sources.open_source(camera_cfg)), reader, tracker)

@@ -1,0 +1,65 @@
+"""`shoe-controller run`: the daemon beside a real shoe, per the table's config file.
+
+Under systemd (systemd/shoe-controller.service) it reports READY=1 once the journal is
+verified and replayed and its inputs are open, pings the watchdog from its core loop and
+stops cleanly on SIGTERM. See docs/daemon.md and docs/deploy.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", default="/etc/shoe-controller/table.toml", metavar="FILE",
+                        help="the table's TOML config (default /etc/shoe-controller/table.toml)")
+    parser.add_argument("--state-dir", metavar="DIR",
+                        default=os.environ.get("STATE_DIRECTORY", "/var/lib/shoe-controller"),
+                        help="journal and outbox (default $STATE_DIRECTORY or "
+                             "/var/lib/shoe-controller)")
+    parser.add_argument("--cards", choices=("camera", "scanner"), default="camera",
+                        help="who reads the cards: the camera (default) or the shoe's scanner")
+    parser.add_argument("--display-port", type=int, metavar="PORT",
+                        help="serve the table display page on PORT (overrides [display] port)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+
+
+def run(args: argparse.Namespace) -> int:
+    from shoe_controller.daemon import (
+        ConfigRefused,
+        DaemonError,
+        build_daemon,
+        load_table_config,
+    )
+
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format="%(name)s %(levelname)s: %(message)s", stream=sys.stderr)
+    try:
+        config = load_table_config(args.config)
+    except ConfigRefused as exc:
+        print(f"shoe-controller run: refusing to start: {exc}", file=sys.stderr)
+        return 2
+    state_dir = args.state_dir.split(":")[0]  # systemd may list several directories
+    try:
+        os.makedirs(state_dir, exist_ok=True)
+        daemon, extras = build_daemon(config, state_dir, cards=args.cards,
+                                      display_port=args.display_port)
+    except (DaemonError, OSError) as exc:
+        print(f"shoe-controller run: refusing to start: {exc}", file=sys.stderr)
+        return 1
+    try:
+        daemon.start()
+        daemon.install_signals()
+        logging.getLogger("shoe_controller.daemon").info("ready: %s", daemon.describe())
+        daemon.run()
+    except DaemonError as exc:
+        print(f"shoe-controller run: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        daemon.close()
+        for extra in extras:
+            extra.stop()
+    return 0
