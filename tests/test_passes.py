@@ -208,9 +208,7 @@ def clean_passes(draw: st.DrawFn) -> tuple[list[str], list[FrameRead]]:
         body = [card(code, "down")] * draw(st.integers(2, 8))
         for _ in range(draw(st.integers(0, 3))):
             pos = draw(st.integers(0, len(body)))
-            noise = draw(
-                st.sampled_from([FrameRead.rejected("blur"), card("AS", confidence=0.1)])
-            )
+            noise = draw(st.sampled_from([FrameRead.rejected("blur"), card("AS", confidence=0.1)]))
             body.insert(pos, noise)
         # A single empty frame inside a pass (below gap_frames) must not split it.
         if draw(st.booleans()) and len(body) > 2:

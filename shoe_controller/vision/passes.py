@@ -123,7 +123,7 @@ def vote(tally: Tally, min_frames: int, source: str | None = None) -> PassInput:
             return UnreadableCard("a card left the shoe but no frame showed it")
         reason, _n = max(tally.abstentions.items(), key=lambda kv: (kv[1], kv[0]))
         return UnreadableCard(f"no confident read in {tally.frames} frames ({reason})")
-    ((kind, value), count), = tally.votes.items()
+    (((kind, value), count),) = tally.votes.items()
     if count < min_frames:
         plural = "frame" if count == 1 else "frames"
         return UnreadableCard(
