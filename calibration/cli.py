@@ -8,7 +8,11 @@ from collections.abc import Sequence
 from shoe_controller.cli import run_commands
 
 #: name -> (module, one-line help)
-COMMANDS: dict[str, tuple[str, str]] = {}
+COMMANDS: dict[str, tuple[str, str]] = {
+    "camera": ("calibration.camera", "set up ROI, exposure and focus with a live preview"),
+    "deck-check": ("calibration.deck_check", "pass full decks; report missing/duplicated cards"),
+    "selftest": ("calibration.selftest", "test LEDs, buttons, sensors and the serial link"),
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

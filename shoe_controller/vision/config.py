@@ -23,6 +23,8 @@ msgspec.ValidationError: barcode pattern must have the named groups rank and sui
 from __future__ import annotations
 
 import re
+import tomllib
+from pathlib import Path
 from typing import Annotated, Literal
 
 import msgspec
@@ -33,6 +35,8 @@ __all__ = [
     "BarcodeConfig",
     "CameraConfig",
     "VisionConfig",
+    "VisionConfigError",
+    "load_vision_sections",
 ]
 
 #: Which reader turns a frame into a card: the index (rank and suit glyphs), the barcode
@@ -182,3 +186,52 @@ class BarcodeConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_
             raise ValueError(f"barcode pattern is not a regular expression: {exc}") from exc
         if not {"rank", "suit"} <= set(compiled.groupindex):
             raise ValueError("barcode pattern must have the named groups rank and suit")
+
+
+class VisionConfigError(ValueError):
+    """A ``[vision]``, ``[camera]`` or ``[barcode]`` table that is not valid."""
+
+
+def _section(table: dict[str, object], name: str, struct: type, where: str) -> object:
+    raw = table.get(name, {})
+    try:
+        return msgspec.convert(raw, struct)
+    except msgspec.ValidationError as exc:
+        # msgspec says "... - at `$.key`": name the file, the table and the key instead.
+        text = str(exc)
+        message, _, path = text.partition(" - at `$")
+        key = path.rstrip("`").lstrip(".")
+        place = f"[{name}] {key}" if key else f"[{name}]"
+        raise VisionConfigError(f"{where}: {place}: {message}") from exc
+
+
+def load_vision_sections(
+    path: str | Path,
+) -> tuple[VisionConfig, CameraConfig, BarcodeConfig]:
+    """The ``[vision]``, ``[camera]`` and ``[barcode]`` tables of a table's TOML file.
+
+    Used by the calibration tools, which need no more of the configuration; a missing
+    table gives its defaults.
+
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "table.toml")
+    >>> _ = open(p, "w").write('[vision]\\nmin_frames = 0\\n')
+    >>> load_vision_sections(p)
+    Traceback (most recent call last):
+    ...
+    shoe_controller.vision.config.VisionConfigError: ...table.toml: [vision] min_frames: \
+Expected `int` >= 1
+    """
+    where = str(path)
+    try:
+        with open(path, "rb") as f:
+            table = tomllib.load(f)
+    except OSError as exc:
+        raise VisionConfigError(f"{where}: cannot read it ({exc.strerror})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise VisionConfigError(f"{where}: not valid TOML ({exc})") from exc
+    return (
+        _section(table, "vision", VisionConfig, where),  # type: ignore[return-value]
+        _section(table, "camera", CameraConfig, where),
+        _section(table, "barcode", BarcodeConfig, where),
+    )
