@@ -86,7 +86,8 @@ class DeviceCore:
         self.firmware = firmware
         self.protocol = protocol
         self.capabilities = capabilities
-        self.boot_id = random.getrandbits(32) if boot_id is None else boot_id
+        # random per boot and never 0 (PROTOCOL.md §5)
+        self.boot_id = (random.getrandbits(32) or 1) if boot_id is None else boot_id
         self.decoder = StreamDecoder()
         self.last_seq = 0  # last event sequence number assigned (0: none yet)
         self.buffer: deque[tuple[int, Message]] = deque(maxlen=replay_size)
