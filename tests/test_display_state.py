@@ -77,11 +77,11 @@ def test_a_round_as_it_is_released() -> None:
     p = valid(to_payload(s))
     assert p["bets_open"] and p["bets"] == ["player", "banker"] and p["bets_round"] == 1
     evs = round_events(1, 1, *P_WINS)
-    s = project(s, evs[0])  # round_started keeps bets open until the first card
-    assert to_payload(s)["bets_open"]
+    s = project(s, evs[0])  # round_started: no more bets
+    assert not to_payload(s)["bets_open"]
     s = project(s, evs[1])
     p = valid(to_payload(s))
-    assert not p["bets_open"] and p["player"] == {"cards": ["9H"], "score": 9}
+    assert p["cards_round"] == 1 and p["player"] == {"cards": ["9H"], "score": 9}
     assert p["banker"] == {"cards": [], "score": None}
     for ev in evs[2:5]:
         s = project(s, ev)
@@ -100,6 +100,36 @@ def test_a_round_as_it_is_released() -> None:
     assert [c["outcome"] for c in p["roads"]["bead_plate"]] == ["player"]
     assert p["shoe_progress"] == {"cards_dealt": 8, "cards_total": 416}
     assert p["table"] == "T7" and p["shoe"] == 1 and p["round"] == 1
+
+
+def test_the_last_result_stays_while_the_next_round_is_held_back() -> None:
+    # on_result release: round 2 starts (its first card) but its cards are not released
+    s = fold([*START, *round_events(1, 1, *P_WINS),
+              {"type": "bets_open", "shoe": 1, "round": 2, "bets": ["player"]}])
+    assert to_payload(s)["bets_open"]
+    s = project(s, {"type": "round_started", "shoe": 1, "round": 2})
+    p = valid(to_payload(s))
+    assert p["round"] == 2 and p["cards_round"] == 1 and not p["bets_open"]
+    assert p["result"]["round"] == 1 and p["player"]["cards"] == ["9H", "KD"]
+    # then the whole round is released at once
+    for ev in round_events(1, 2, *B_WINS)[1:]:
+        s = project(s, ev)
+    p = valid(to_payload(s))
+    assert p["cards_round"] == 2 and p["result"]["round"] == 2
+    assert p["banker"]["cards"] == ["4D", "4H"] and p["statistics"]["rounds"] == 2
+    assert p["shoe_progress"]["cards_dealt"] == 4 + 4 + 4
+
+
+def test_per_card_release_replaces_the_last_cards_with_the_first_new_one() -> None:
+    s = fold([*START, *round_events(1, 1, *P_WINS)])
+    evs = round_events(1, 2, *B_WINS)
+    s = project(project(s, evs[0]), evs[1])
+    p = valid(to_payload(s))
+    assert p["cards_round"] == 2 and p["result"] is None
+    assert p["player"]["cards"] == ["2S"] and p["banker"]["cards"] == []
+    for ev in evs[2:]:
+        s = project(s, ev)
+    assert s.cards_out == 4 + 4 + 4  # cards dealt one by one are not counted twice
 
 
 def test_statistics_and_roads_over_several_rounds() -> None:

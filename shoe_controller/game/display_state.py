@@ -117,6 +117,10 @@ class DisplayState(msgspec.Struct, frozen=True):
     round: int | None = None
     phase: str = "no_shoe"
     decks: int | None = None
+    #: the round the cards and result shown belong to: under on_result release the next
+    #: round starts (no more bets) while its cards are still held back, and the table
+    #: keeps showing the last result until they are released
+    cards_round: int | None = None
     player_cards: tuple[str, ...] = ()
     banker_cards: tuple[str, ...] = ()
     prompt: str | None = None
@@ -184,12 +188,23 @@ def _with_card(cards: tuple[str, ...], position: int, card: str) -> tuple[str, .
 
 
 def _new_round(s: DisplayState, rnd: int | None) -> DisplayState:
+    """Round ``rnd`` started: no more bets. What was shown stays until its cards arrive."""
     s = _commit(s)
-    keep_bets = s.bets_open and s.bets_round == rnd
     return msgspec.structs.replace(
-        s, round=rnd, phase="dealing", player_cards=(), banker_cards=(), prompt=None,
-        result=None, notice=None, paused=False, bets_open=keep_bets,
+        s, round=rnd, phase="dealing", prompt=None, notice=None, paused=False,
+        bets_open=False,
     )
+
+
+def _cards_of(s: DisplayState, rnd: int | None) -> DisplayState:
+    """Show round ``rnd``'s cards from now on (clearing the previous round's)."""
+    if s.cards_round == rnd and s.round == rnd:
+        return s
+    if s.round != rnd:
+        s = _new_round(s, rnd)
+    s = _commit(s)
+    return msgspec.structs.replace(s, cards_round=rnd, player_cards=(), banker_cards=(),
+                                   result=None, phase="dealing")
 
 
 def project(state: DisplayState, event: object) -> DisplayState:
@@ -226,10 +241,9 @@ def project(state: DisplayState, event: object) -> DisplayState:
                                        bets=tuple(ev.get("bets") or ()))
     if kind == "card_dealt":
         rnd = ev.get("round")
-        if s.phase == "result" and rnd == s.round:
+        if s.result is not None and s.result.round == rnd:
             return s  # re-sent after the result: the result already carries the cards
-        if rnd != s.round or s.phase != "dealing":
-            s = _new_round(s, rnd)
+        s = _cards_of(s, rnd)
         hand = ev.get("hand")
         position = int(ev.get("position") or 0)
         card = str(ev.get("card"))
@@ -250,9 +264,11 @@ def project(state: DisplayState, event: object) -> DisplayState:
         player = tuple(ev.get("player") or ())
         banker = tuple(ev.get("banker") or ())
         pt, bt = int(ev["player_total"]), int(ev["banker_total"])
-        if not s.player_cards and not s.banker_cards:
-            # the round's cards were not released one by one: count them now
-            s = msgspec.structs.replace(s, cards_out=s.cards_out + len(player) + len(banker))
+        rnd = ev.get("round")
+        # count the round's cards not already counted one by one as card_dealt
+        shown = len(s.player_cards) + len(s.banker_cards) if s.cards_round == rnd else 0
+        s = msgspec.structs.replace(
+            s, cards_out=s.cards_out + max(0, len(player) + len(banker) - shown))
         banner = ResultBanner(
             round=int(ev.get("round") or 0),
             winner=str(ev["winner"]),
@@ -265,7 +281,7 @@ def project(state: DisplayState, event: object) -> DisplayState:
             banker_natural=len(banker) == 2 and bt >= 8,
         )
         return msgspec.structs.replace(
-            s, round=ev.get("round"), phase="result", player_cards=player,
+            s, round=rnd, cards_round=rnd, phase="result", player_cards=player,
             banker_cards=banker, prompt=None, result=banner, bets_open=False,
         )
     if kind == "result_confirmed":
@@ -277,8 +293,9 @@ def project(state: DisplayState, event: object) -> DisplayState:
         if s.result is not None and s.result.round != rnd:
             s = _commit(s)  # an earlier round's result stands; this round's never shows
         return msgspec.structs.replace(
-            s, round=rnd, phase="voided", prompt=None, paused=False, player_cards=(),
-            banker_cards=(), result=None, notice=f"Round {rnd} void: all bets refunded",
+            s, round=rnd, cards_round=rnd, phase="voided", prompt=None, paused=False,
+            player_cards=(), banker_cards=(), result=None,
+            notice=f"Round {rnd} void: all bets refunded",
         )
     if kind == "round_paused":
         return msgspec.structs.replace(s, paused=True)
@@ -338,6 +355,7 @@ def to_payload(state: DisplayState) -> dict[str, Any]:
         "table": s.table,
         "shoe": s.shoe,
         "round": s.round,
+        "cards_round": s.cards_round,
         "phase": s.phase,
         "paused": s.paused,
         "notice": s.notice,

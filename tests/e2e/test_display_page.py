@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import shutil
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -231,3 +234,77 @@ def test_page_shows_the_shoe_controller_offline(ws_broker, browser_page, tmp_pat
         screenshot(page, tmp_path, "display-controller-offline")
     finally:
         table.close()
+
+
+def test_page_follows_the_real_simulate_command(ws_broker, bundle, tmp_path) -> None:
+    """`shoe-controller simulate` (the real daemon, publisher and page server) deals a
+    whole shoe; the page, opened while it deals, ends on the shoe's last result and the
+    Big Road of every confirmed round read independently from the casino feed."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    results: dict[int, str] = {}
+    voided: set[int] = set()
+    got_end = threading.Event()
+
+    def on_message(client, userdata, msg) -> None:
+        env = json.loads(msg.payload)
+        ev = env["event"]
+        if env["type"] == "round_result":
+            results[ev["round"]] = ev["winner"]
+        elif env["type"] == "round_voided":
+            voided.add(ev["round"])
+        elif env["type"] == "shoe_ended":
+            got_end.set()
+
+    casino = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+    casino.on_message = on_message
+    casino.connect("127.0.0.1", ws_broker.port)
+    casino.subscribe(f"shoe/{TABLE}/casino/events", qos=1)
+    casino.loop_start()
+    sim = subprocess.Popen(
+        [sys.executable, "-m", "shoe_controller.cli", "simulate", "--shoes", "1",
+         "--pace", "0.03", "--seed", "5", "--broker", f"mqtt://127.0.0.1:{ws_broker.port}",
+         "--table-id", TABLE, "--state-dir", str(tmp_path / "state"), "--display-port", "0",
+         "--broker-ws", f"ws://127.0.0.1:{ws_broker.ws_port}", "--quiet"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        url = None
+        assert sim.stdout is not None
+        for line in sim.stdout:
+            found = re.search(r"display page on (http://\S+)", line)
+            if found:
+                url = found.group(1)
+                break
+        assert url, "simulate did not say where the display page is"
+        with sync_api.sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1920, "height": 1080})
+            page.goto(url)
+            page.wait_for_function("document.body.dataset.feed === 'live'", timeout=20_000)
+            page.wait_for_function("+document.body.dataset.round >= 10 && "
+                                   "document.body.dataset.feed === 'live'", timeout=60_000)
+            screenshot(page, tmp_path, "display-simulated-live")
+            rest, _ = sim.communicate(timeout=240)
+            assert sim.returncode == 0, rest
+            assert got_end.wait(10)
+            page.wait_for_function("document.body.dataset.phase === 'shoe_ended'",
+                                   timeout=20_000)
+            kept = [results[r] for r in sorted(results) if r not in voided]
+            letters = "".join(w[0].upper() for w in kept)
+            expected = [(c["col"], c["row"], c["outcome"], c["ties"])
+                        for c in roads_to_dict(build_roads(letters))["big_road"]]
+            assert len(kept) > 50
+            shown = big_road_on_page(page)
+            # the page shows the newest columns: compare the visible part
+            first = min(c[0] for c in shown)
+            assert shown == [c for c in expected if c[0] >= first]
+            last_winner = results[max(results)]
+            assert page.get_attribute("#result", "data-winner") == last_winner
+            assert page.inner_text("#stat-rounds") == str(len(kept))
+            screenshot(page, tmp_path, "display-simulated-shoe")
+            browser.close()
+    finally:
+        if sim.poll() is None:
+            sim.kill()
+            sim.wait()
+        casino.loop_stop()
+        casino.disconnect()

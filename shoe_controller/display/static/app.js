@@ -83,7 +83,8 @@ function renderResult(s) {
   el.className = `result ${r.winner}`;
   el.dataset.winner = r.winner;
   el.dataset.round = String(r.round);
-  el.innerHTML = `${title}<span class="totals">Player ${r.player_total} \u2013 ${r.banker_total} Banker</span>` +
+  // the round is named: under on_result the next round is dealt while this one shows
+  el.innerHTML = `<span class="which">ROUND ${r.round}</span>${title}<span class="totals">Player ${r.player_total} \u2013 ${r.banker_total} Banker</span>` +
     (extras.length ? `<span class="extras">${extras.join(" \u00b7 ")}</span>` : "");
 }
 
