@@ -47,9 +47,10 @@ def test_serial_config_defaults_and_errors() -> None:
     assert msgspec.convert(table, SerialConfig).ack_timeout == 0.02
     with pytest.raises(msgspec.ValidationError, match="unknown field `heartbeat`"):
         msgspec.convert({"heartbeat": 1}, SerialConfig)
-    with pytest.raises(msgspec.ValidationError, match=r"Expected `float` > 0.0 - at `\$.heartbeat_timeout`"):
+    ValidationError = msgspec.ValidationError
+    with pytest.raises(ValidationError, match=r"`float` > 0.0 - at `\$.heartbeat_timeout`"):
         msgspec.convert({"heartbeat_timeout": 0}, SerialConfig)
-    with pytest.raises(msgspec.ValidationError, match=r"Expected `int`, got `str` - at `\$.baudrate`"):
+    with pytest.raises(ValidationError, match=r"Expected `int`, got `str` - at `\$.baudrate`"):
         msgspec.convert({"baudrate": "fast"}, SerialConfig)
 
 
