@@ -12,6 +12,7 @@ import sys
 
 from shoe_controller.game.describe import describe
 from shoe_controller.game.events import encode_event
+from shoe_controller.game.protection import interleave
 from shoe_controller.game.replay_text import ReplayParseError, replay_inputs
 from shoe_controller.game.rules import Rules
 from shoe_controller.game.shoe import Shoe
@@ -37,6 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="decks in the shoe, 1-16 (default 8)")
     parser.add_argument("--json", action="store_true",
                         help="one JSON object per domain event, each with a type")
+    parser.add_argument("--analysis", action="store_true",
+                        help="also print the exact shoe analysis after every round "
+                        "(integrity alerts are always printed)")
 
 
 def _rules(args: argparse.Namespace) -> Rules:
@@ -72,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     shoe = Shoe(_rules(args))
     events = [ev for inp in inputs for ev in shoe.apply(inp)]
+    events = interleave(events, shoe.rules, analysis=args.analysis)  # game protection
     out = sys.stdout
     if args.json:
         buf = sys.stdout.buffer

@@ -40,12 +40,13 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Annotated, Any
 
 import msgspec
 
-__all__ = ["AnalyticsConfig", "ProtectionState", "initial_state", "protect"]
+__all__ = ["AnalyticsConfig", "ProtectionState", "initial_state", "interleave", "protect"]
 
 Probability = Annotated[float, msgspec.Meta(gt=0, lt=1)]
 
@@ -141,6 +142,29 @@ def protect(state: ProtectionState, event: Any) -> tuple[ProtectionState, tuple[
         config = getattr(cls, "__struct_config__", None)
         handler = _BY_CLASS[cls] = _HANDLERS.get(getattr(config, "tag", None), _ignore)
     return handler(state, event)
+
+
+def interleave(
+    events: Iterable[Any],
+    rules: Any = None,
+    config: AnalyticsConfig | None = None,
+    analysis: bool = True,
+) -> list[Any]:
+    """The events with what the projection raises inserted after each (for ``replay``).
+
+    ``analysis=False`` keeps the alerts and leaves out the ``shoe_analysis`` events.
+
+    >>> from shoe_controller.game.events import ShoeStarted
+    >>> interleave([ShoeStarted(shoe=1, decks=8)])
+    [ShoeStarted(shoe=1, decks=8)]
+    """
+    state = initial_state(rules, config)
+    out: list[Any] = []
+    for ev in events:
+        state, raised = protect(state, ev)
+        out.append(ev)
+        out.extend(e for e in raised if analysis or type(e).__name__ != "ShoeAnalysis")
+    return out
 
 
 # --------------------------------------------------------------------------------------
