@@ -1,0 +1,311 @@
+"""The Publisher against a real mosquitto: order, signatures, retained state, outages."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+
+import paho.mqtt.client as mqtt
+import pytest
+
+from shoe_controller.game.display_state import DisplayState, project, to_payload
+from shoe_controller.journal import GENESIS, Journal, canonical_json
+from shoe_controller.publish.config import MqttConfig
+from shoe_controller.publish.payloads import verify_casino_payload
+from shoe_controller.publish.publisher import Publisher
+from tests.support.broker import Mosquitto, free_port
+from tests.test_publish_helpers import Recorder, shoe_batches
+
+KEY = b"test hmac key"
+
+
+def publisher(tmp_path, url: str, **cfg) -> tuple[Journal, Publisher]:
+    journal = Journal.open(tmp_path / "journal.sqlite3", table_id="T1")
+    config = MqttConfig(url=url, reconnect_min_delay=1, reconnect_max_delay=2, **cfg)
+    return journal, Publisher(journal, config, "T1", hmac_key=KEY)
+
+
+def check_casino_feed(payloads: list[bytes], last_seq: int) -> dict[int, dict]:
+    """Every seq 1..last_seq present; duplicates byte-identical; HMAC, hash and chain
+    verify. Returns the envelopes by seq."""
+    by_seq: dict[int, bytes] = {}
+    for p in payloads:
+        env = verify_casino_payload(p, KEY)
+        if env["seq"] in by_seq:
+            assert by_seq[env["seq"]] == p, f"re-sent seq {env['seq']} differs"
+        by_seq[env["seq"]] = p
+    assert sorted(by_seq) == list(range(1, last_seq + 1)), "missing sequence numbers"
+    envelopes = {s: json.loads(p) for s, p in by_seq.items()}
+    prev = GENESIS
+    for s in range(1, last_seq + 1):
+        assert envelopes[s]["prev_hash"] == prev, f"chain broken at seq {s}"
+        prev = envelopes[s]["hash"]
+    return envelopes
+
+
+def latest_retained(port: int, topic: str, timeout: float = 5.0) -> bytes | None:
+    """What a fresh subscriber gets as the retained message of ``topic``."""
+    got: list[bytes] = []
+    ev = threading.Event()
+    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+
+    def on_message(client, userdata, msg):
+        if msg.retain:
+            got.append(bytes(msg.payload))
+            ev.set()
+
+    c.on_message = on_message
+    c.connect("127.0.0.1", port)
+    c.subscribe(topic, qos=1)
+    c.loop_start()
+    ev.wait(timeout)
+    c.loop_stop()
+    c.disconnect()
+    return got[-1] if got else None
+
+
+@pytest.mark.e2e
+def test_a_whole_shoe_reaches_the_casino_feed_in_order_signed_and_chained(broker, tmp_path):
+    rec = Recorder(broker.port).start()
+    journal, pub = publisher(tmp_path, broker.url, release="on_result")
+    pub.start()
+    batches = list(shoe_batches(21))
+    for batch in batches:
+        pub.append(batch)
+    assert pub.flush(30), f"outbox still has {pub.pending()} messages"
+    last = journal.last_seq
+    assert last == sum(len(b) for b in batches)
+    assert rec.wait_for(lambda r: len({json.loads(p)["seq"] for p in r.on("casino/events")})
+                        >= last)
+    envelopes = check_casino_feed(rec.on("casino/events"), last)
+    # the envelope matches the journal row exactly
+    for entry in journal.replay():
+        env = envelopes[entry.seq]
+        assert canonical_json(env["event"]) == entry.body
+        assert (env["time"], env["hash"], env["type"], env["table"]) == (
+            entry.time, entry.hash, entry.type, "T1")
+        assert env["shoe"] == entry.data["shoe"] and env["round"] == entry.data.get("round")
+    # the display state is retained and is the projection of everything released
+    expected = DisplayState(table="T1")
+    for entry in journal.replay():
+        expected = project(expected, entry.data)
+    retained = latest_retained(broker.port, "shoe/T1/display/state")
+    assert retained is not None and json.loads(retained) == to_payload(expected)
+    assert json.loads(retained)["phase"] == "shoe_ended"
+    status = json.loads(latest_retained(broker.port, "shoe/T1/status"))
+    assert status["status"] == "online"
+    pub.stop()
+    status = json.loads(latest_retained(broker.port, "shoe/T1/status"))
+    assert (status["status"], status["reason"]) == ("offline", "stopped")
+    rec.stop()
+    journal.close()
+
+
+@pytest.mark.e2e
+def test_under_on_result_no_topic_carries_a_card_of_the_unconfirmed_round(broker, tmp_path):
+    rec = Recorder(broker.port).start()
+    journal, pub = publisher(tmp_path, broker.url, release="on_result")
+    pub.start()
+    gen = shoe_batches(5)
+    # play until round 3 is complete but NOT confirmed
+    unconfirmed: list = []
+    for batch in gen:
+        if any(e.type == "result_confirmed" and e.round == 3 for e in batch):
+            unconfirmed = batch
+            break
+        pub.append(batch)
+    assert unconfirmed
+    assert pub.flush(10)
+    assert pub.held() > 0
+    time.sleep(0.3)  # anything that would leak has had time to arrive
+
+    def leaks() -> list[str]:
+        bad = []
+        for payload in rec.on("casino/events"):
+            env = json.loads(payload)
+            if env["round"] == 3 and env["type"] not in ("round_started", "bets_open"):
+                bad.append(env["type"])
+        for payload in rec.on("display/state"):
+            state = json.loads(payload)
+            # the cards shown are those of cards_round (the last result stays up until
+            # the next round's first released card)
+            if state["cards_round"] == 3 and (state["player"]["cards"]
+                                              or state["banker"]["cards"]):
+                bad.append("display cards")
+            if state.get("result") and state["result"]["round"] == 3:
+                bad.append("display result")
+        return bad
+
+    assert leaks() == []
+    assert any(json.loads(p)["type"] == "round_started" and json.loads(p)["round"] == 3
+               for p in rec.on("casino/events"))  # the check above could see round 3
+    # the dealer confirms: now it all goes out, the display shows round 3's result
+    pub.append(unconfirmed)
+    assert pub.flush(10)
+    assert rec.wait_for(lambda r: "round_result" in leaks() or False, 10)
+    retained = json.loads(latest_retained(broker.port, "shoe/T1/display/state"))
+    assert retained["result"]["round"] == 3
+    pub.stop()
+    rec.stop()
+    journal.close()
+
+
+@pytest.mark.e2e
+def test_per_card_sends_each_card_as_it_is_dealt(broker, tmp_path):
+    rec = Recorder(broker.port).start()
+    journal, pub = publisher(tmp_path, broker.url, release="per_card")
+    pub.start()
+    for batch in shoe_batches(9, max_rounds=1):
+        pub.append(batch)
+        if any(e.type == "card_dealt" for e in batch):
+            break
+    assert pub.held() == 0 and pub.flush(10)
+    assert rec.wait_for(lambda r: any(json.loads(p)["type"] == "card_dealt"
+                                      for p in r.on("casino/events")))
+    pub.stop()
+    rec.stop()
+    journal.close()
+
+
+def persistent(broker: Mosquitto) -> Mosquitto:
+    """Turn on mosquitto's persistence, so sessions (ours and the subscriber's) and their
+    queued messages survive broker.restart(), as on a real installation."""
+    store = broker.conf_path.parent / "store"
+    store.mkdir(exist_ok=True)
+    os.chmod(broker.conf_path.parent, 0o755)
+    os.chmod(store, 0o777)  # mosquitto drops to its own user when started as root
+    broker.conf_path.write_text(broker.conf_path.read_text()
+                                + f"persistence true\npersistence_location {store}/\n")
+    broker.restart()
+    return broker
+
+
+def durable_subscriber(port: int, topic: str, sink: list[bytes]) -> mqtt.Client:
+    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="durable-sub",
+                    protocol=mqtt.MQTTv5)
+    c.reconnect_delay_set(1, 1)
+    lock = threading.Lock()
+
+    def on_message(client, userdata, msg):
+        with lock:
+            sink.append(bytes(msg.payload))
+
+    c.on_message = on_message
+    from paho.mqtt.packettypes import PacketTypes
+    from paho.mqtt.properties import Properties
+    props = Properties(PacketTypes.CONNECT)
+    props.SessionExpiryInterval = 3600
+    c.connect("127.0.0.1", port, clean_start=False, properties=props)
+    c.subscribe(topic, qos=1)
+    c.loop_start()
+    time.sleep(0.3)
+    return c
+
+
+@pytest.mark.e2e
+def test_broker_restarted_mid_stream_loses_nothing(broker, tmp_path):
+    persistent(broker)
+    received: list[bytes] = []
+    sub = durable_subscriber(broker.port, "shoe/T1/casino/events", received)
+    journal, pub = publisher(tmp_path, broker.url, release="per_card")
+    pub.start()
+    assert pub._link.wait_connected(10)
+    batches = list(shoe_batches(33))
+    restart_at = len(batches) // 3
+    restarter = threading.Thread(target=broker.restart, kwargs={"down_seconds": 1.5})
+    backlog = []
+    for i, batch in enumerate(batches):
+        pub.append(batch)
+        if i == restart_at:  # mid-stream: messages in flight, more appended while down
+            restarter.start()
+        if restarter.is_alive():
+            backlog.append(pub.pending())
+        time.sleep(0.004)
+    restarter.join()
+    assert max(backlog) > 5, "the outage did not hold anything back: test is not testing"
+    assert pub.flush(60), f"{pub.pending()} messages never acknowledged"
+    last = journal.last_seq
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if len({json.loads(p)["seq"] for p in list(received)}) >= last:
+            break
+        time.sleep(0.05)
+    check_casino_feed(list(received), last)
+    sub.loop_stop()
+    sub.disconnect()
+    pub.stop()
+    journal.close()
+
+
+@pytest.mark.e2e
+def test_no_broker_queues_in_the_outbox_then_delivers(tmp_path):
+    port = free_port()
+    journal, pub = publisher(tmp_path, f"mqtt://127.0.0.1:{port}", release="per_card")
+    pub.start()
+    for batch in shoe_batches(2, max_rounds=3):
+        pub.append(batch)
+    time.sleep(1.5)
+    assert not pub.connected
+    assert pub.pending() >= journal.last_seq  # everything waits (plus the display state)
+    assert "cannot reach the broker" in (pub.last_error or "")
+    with Mosquitto(port=port) as late:
+        rec = Recorder(late.port, topic="shoe/T1/status").start()
+        assert pub.flush(30)
+        assert rec.wait_for(lambda r: any(json.loads(p)["status"] == "online"
+                                          for p in r.on("status")))
+        rec.stop()
+        pub.stop()
+    journal.close()
+
+
+@pytest.mark.e2e
+def test_a_refused_message_stays_in_the_outbox_until_accepted(tmp_path):
+    broker = Mosquitto()
+    acl = broker.conf_path.parent / "acl"
+    acl.write_text("topic readwrite shoe/T1/status\ntopic readwrite shoe/T1/display/#\n")
+    os.chmod(broker.conf_path.parent, 0o755)
+    os.chmod(acl, 0o644)
+    broker.conf_path.write_text(broker.conf_path.read_text() + f"acl_file {acl}\n")
+    with broker:
+        journal, pub = publisher(tmp_path, broker.url, release="per_card")
+        pub.start()
+        pub.append([{"type": "shoe_started", "shoe": 1, "decks": 8}])
+        time.sleep(1.0)
+        # the display state was accepted; the casino event got "Not authorized"
+        assert pub.pending() == 1
+        assert not pub.flush(0.5)
+        acl.write_text(acl.read_text() + "topic readwrite shoe/T1/casino/events\n")
+        rec = Recorder(broker.port, topic="shoe/T1/casino/events")
+        broker.restart()  # re-reads the ACL
+        rec.start()
+        assert pub.flush(20), "refused message was not retried after the ACL changed"
+        assert rec.wait_for(lambda r: len(r.on("casino/events")) >= 1)
+        assert verify_casino_payload(rec.on("casino/events")[0], KEY)["seq"] == 1
+        rec.stop()
+        pub.stop()
+        journal.close()
+
+
+def test_submit_after_journal_append_and_catch_up_after_a_gap(tmp_path):
+    """The two-step path: journal.append then submit; and entries journaled but never
+    submitted (a crash between the two) are staged at the next start."""
+    journal = Journal.open(tmp_path / "j.sqlite3", table_id="T1")
+    cfg = MqttConfig(release="per_card", display_feed=False)
+    pub = Publisher(journal, cfg, "T1", hmac_key=KEY)
+    pub.submit(journal.append([{"type": "shoe_started", "shoe": 1, "decks": 8}]))
+    pub.submit(journal.append([{"type": "round_started", "shoe": 1, "round": 1}]))
+    assert pub.pending() == 2
+    journal.append([{"type": "round_voided", "shoe": 1, "round": 1, "reason": "x"}])
+    # a new publisher (the process restarted) stages seq 3 from the journal
+    pub2 = Publisher(journal, cfg, "T1", hmac_key=KEY)
+    pub2._ensure_caught_up()
+    assert pub2.pending() == 3
+    # a later submit with a gap before it reads the gap back from the journal
+    journal.append([{"type": "shoe_ended", "shoe": 1, "rounds": 1, "reason": "x"}])
+    pub2.submit(journal.append([{"type": "shoe_started", "shoe": 2, "decks": 8}]))
+    assert pub2.pending() == 5
+    pub2.submit(list(journal.replay()))  # already staged: nothing new
+    assert pub2.pending() == 5
+    journal.close()
