@@ -6,8 +6,6 @@ import json
 import subprocess
 import sys
 
-import pytest
-
 from shoe_controller.cli import main
 from shoe_controller.game.roads import build_roads, roads_to_dict
 
@@ -67,29 +65,50 @@ def test_console_script_runs() -> None:
 
 
 SHOE = """
-# no burn: rounds in order
-7S KC 9D 5D 3H      # P 7 9 3 = 9 ... B K 5 = 5: player
-2S 3S 4D 4H         # P 5 v B 8: banker natural
-7C KD 5H 2C         # 7 v 7: tie
+# no burn; deal order P B P B
+9H 2C KD 3C      # P 9 natural v B 5: player
+2S 4D 3S 4H      # P 5 v B 8 natural (banker pair): banker
+7S 5H KC 2D      # 7 v 7: tie
+5C 6C VOID       # round 4 voided: never on the roads
+8H 2H KH 3H      # P 8 natural v 5: player
 """
 
 
-def test_replay_file_gives_the_roads_of_the_played_rounds(capsys, tmp_path) -> None:
-    pytest.importorskip("shoe_controller.game.replay_text")
+def test_replay_file_gives_the_roads_of_the_confirmed_rounds(capsys, tmp_path) -> None:
     path = tmp_path / "shoe.txt"
     path.write_text(SHOE)
     code, out, err = run_cli(capsys, str(path), "--no-burn", "--json")
     assert code == 0, err
     data = json.loads(out)
-    assert data["results"] == "PBT"
-    assert [(c["outcome"], c["ties"]) for c in data["big_road"]] == [("player", 0),
-                                                                     ("banker", 1)]
+    assert data["results"] == "PBTP"
+    assert [(c["col"], c["row"], c["outcome"], c["ties"], c["banker_pair"])
+            for c in data["big_road"]] == [(0, 0, "player", 0, False),
+                                           (1, 0, "banker", 1, True),
+                                           (2, 0, "player", 0, False)]
+    assert data["bead_plate"][0]["natural"] and data["big_eye_boy"] == ["red"]
+
+
+def test_replay_file_shows_the_last_shoe(capsys, tmp_path) -> None:
+    path = tmp_path / "two.txt"
+    path.write_text(SHOE + "\nSHOE 2S 4D 3S 4H\n")
+    code, out, err = run_cli(capsys, str(path), "--no-burn", "--json")
+    assert code == 0, err
+    assert json.loads(out)["results"] == "B"
+
+
+def test_replay_from_stdin_as_text() -> None:
+    proc = subprocess.run([sys.executable, "-m", "shoe_controller.cli", "roads", "-",
+                           "--no-burn"], input=SHOE, capture_output=True, text=True,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "Banker 1  Player 2  Tie 1" in proc.stdout
 
 
 def test_replay_file_with_a_bad_token_exits_2(capsys, tmp_path) -> None:
-    pytest.importorskip("shoe_controller.game.replay_text")
     path = tmp_path / "bad.txt"
-    path.write_text("7S KC 9D ZZ\n")
-    code, out, err = run_cli(capsys, str(path), "--no-burn")
+    path.write_text("9H 2C\nKD ZZ\n")
+    code, out, err = run_cli(capsys, str(path), "--no-burn", "--json")
     assert code == 2 and out == ""
-    assert "ZZ" in err
+    assert "token 4 'ZZ' (line 2" in err
+    code, out, err = run_cli(capsys, str(path), "--decks", "40")
+    assert code == 2 and out == "" and "--decks" in err

@@ -1,7 +1,7 @@
 """`shoe-controller roads`: the scoreboard roads of a results string or a replay file.
 
     shoe-controller roads --results BPPTB --json
-    shoe-controller roads shoe.txt            # a replay file (tokens of `replay`)
+    shoe-controller roads shoe.txt            # a replay file (tokens and options of `replay`)
     shoe-controller roads - < shoe.txt        # the same from standard input
 
 Without ``--json`` the roads are drawn as text grids (B/P for the Big Road with the ties
@@ -32,12 +32,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--results", help="results in order, e.g. BPPTB (B banker, "
                         "P player, T tie)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    # how the replay file is played: the options of `shoe-controller replay`
     parser.add_argument("--no-burn", action="store_true",
-                        help="replay file: the shoe has no burn (as `replay --no-burn`)")
-    parser.add_argument("--rounds", choices=("auto", "button"), default=None,
-                        help="replay file: how rounds open (as `replay --rounds`)")
-    parser.add_argument("--decks", type=int, default=None,
-                        help="replay file: decks in the shoe (as `replay --decks`)")
+                        help="replay file: no burn at the shoe start")
+    parser.add_argument("--rounds", choices=("auto", "button"), default="auto",
+                        help="replay file: how rounds open (default auto)")
+    parser.add_argument("--cut-card", choices=("last_round", "one_more_round"),
+                        default="last_round", help="replay file: cut-card policy")
+    parser.add_argument("--extra-card", choices=("burn", "void", "carry"), default="burn",
+                        help="replay file: policy for a card drawn when none is due")
+    parser.add_argument("--decks", type=int, default=8, metavar="N",
+                        help="replay file: decks in the shoe, 1-16 (default 8)")
 
 
 class InputError(Exception):
@@ -58,29 +63,21 @@ def results_from_replay(text: str, args: argparse.Namespace) -> list[RoadResult]
 
 
 def replay_events(text: str, args: argparse.Namespace) -> list[object]:
-    """The domain events of a replay file, via the CORE engineer's pure parser and shoe."""
+    """The domain events of a replay file, played through the real game core."""
+    from shoe_controller.game.replay_text import ReplayParseError, replay_inputs
+    from shoe_controller.game.rules import Rules
+    from shoe_controller.game.shoe import Shoe
+
+    if not 1 <= args.decks <= 16:
+        raise InputError(f"--decks: expected 1-16, got {args.decks}")
     try:
-        from shoe_controller.game import replay_text
-        from shoe_controller.game.rules import Rules
-        from shoe_controller.game.shoe import Shoe
-    except ImportError as exc:  # pragma: no cover - until the core's replay parser lands
-        raise InputError(f"replay files need the game core's replay parser: {exc}") from exc
-    try:
-        inputs = replay_text.parse_replay(text)
-    except ValueError as exc:
+        inputs = replay_inputs(text)
+    except ReplayParseError as exc:
         raise InputError(str(exc)) from exc
-    overrides: dict[str, object] = {}
-    if args.no_burn:
-        overrides["burn"] = "none"
-    if args.rounds:
-        overrides["rounds"] = args.rounds
-    if args.decks:
-        overrides["decks"] = args.decks
-    shoe = Shoe(Rules(**overrides))  # type: ignore[arg-type]
-    events: list[object] = []
-    for item in inputs:
-        events.extend(shoe.apply(item))
-    return events
+    shoe = Shoe(Rules(decks=args.decks, burn="none" if args.no_burn else "first_card",
+                      cut_card=args.cut_card, extra_card=args.extra_card,
+                      rounds=args.rounds, confirm="auto"))
+    return [ev for inp in inputs for ev in shoe.apply(inp)]
 
 
 def render_grid(cells: Iterable[tuple[int, int, str]], rows: int = ROWS) -> list[str]:
@@ -139,8 +136,8 @@ def run(args: argparse.Namespace) -> int:
                 try:
                     with open(args.file, encoding="utf-8") as f:
                         text = f.read()
-                except OSError as exc:
-                    raise InputError(f"{args.file}: {exc.strerror}") from exc
+                except (OSError, UnicodeDecodeError) as exc:
+                    raise InputError(f"cannot read {args.file}: {exc}") from exc
             results = results_from_replay(text, args)
     except (InputError, RoadsInputError) as exc:
         print(f"shoe-controller roads: {exc}", file=sys.stderr)
