@@ -270,6 +270,14 @@ def add_source_arguments(parser: argparse.ArgumentParser) -> None:
         "--realtime", action="store_true", default=None, help="replay: pace frames at --fps"
     )
     g.add_argument(
+        "--barcode-cards",
+        action="store_true",
+        help="synthetic source: draw barcode cards (script items are payloads)",
+    )
+    g.add_argument(
+        "--pass-frames", type=int, default=8, help="synthetic source: frames per card pass (8)"
+    )
+    g.add_argument(
         "--script",
         default="",
         help="synthetic source: space-separated card codes / CUT / NONE, or @FILE",
@@ -342,7 +350,10 @@ def _focus_sweep(
             raise CameraError(f"{src.name} source: this camera has no focus control to sweep")
         scores = []
         for _ in range(per_value):
-            _t, frame = next(it)
+            try:
+                _t, frame = next(it)
+            except StopIteration:
+                raise CameraError(f"{src.name} source ended during the focus sweep") from None
             scores.append(measure(frame, roi)["sharpness"])
         results.append((value, float(np.median(scores))))
     return results
@@ -361,7 +372,16 @@ def run(args: argparse.Namespace) -> int:
     # The preview shows the whole frame with the ROI drawn: the source does not crop.
     import msgspec
 
-    source = open_source(msgspec.structs.replace(cfg, roi=None), script=script_items(args.script))
+    try:
+        source = open_source(
+            msgspec.structs.replace(cfg, roi=None),
+            script=script_items(args.script),
+            barcode=args.barcode_cards,
+            frames_per_pass=args.pass_frames,
+        )
+    except ValueError as exc:
+        print(f"camera: --script: {exc}", file=sys.stderr)
+        return 2
     frames = args.frames
     if frames is None and args.duration is None and args.serve is None:
         frames = 1 if not args.snapshots else 100  # a quick look unless told otherwise

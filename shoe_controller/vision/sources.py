@@ -402,7 +402,8 @@ class SyntheticSource(_Paced):
     """Frames of a scripted sequence of card passes, drawn by the renderers.
 
     ``script`` items: a card code (``QH``), ``CUT``, or ``NONE`` (an empty stretch);
-    with ``barcode=True`` an item is a barcode payload (``D1-QH``, ``CUT``, anything).
+    with ``barcode=True`` an item is a barcode payload (``D1-QH``, ``CUT``, anything;
+    ``PLAIN`` is a card with no code at all).
     Each card item gives ``frames_per_pass`` frames of the card sliding through the
     window along the dealing axis, then ``gap`` empty frames. ``exits`` lists the
     timestamp at which each card would trip the card-exit sensor (the end of its pass).
@@ -427,6 +428,12 @@ class SyntheticSource(_Paced):
     ) -> None:
         super().__init__(fps=fps, **kw)
         self.script = list(script)
+        if not barcode:
+            from shoe_controller.game.cards import parse_card
+
+            for item in self.script:  # a bad script fails here, naming the item
+                if item.upper() not in ("CUT", "NONE"):
+                    parse_card(item)
         self.style = style
         self.barcode = barcode
         self.degradation = degradation
@@ -435,8 +442,22 @@ class SyntheticSource(_Paced):
         self.seed = seed
         self.upside_down = upside_down
         self.exits: list[float] = []
+        #: A simulated lens: frames are defocused by ``|focus - in_focus|`` (sigma, px).
+        self.in_focus = 5.0
+        self.focus: float | None = None
+
+    def set_controls(self, *, exposure: float | None = None, focus: float | None = None) -> bool:
+        if focus is not None:
+            self.focus = focus
+        return True
 
     def _raw(self) -> Iterator[np.ndarray]:
+        for frame in self._scripted():
+            if self.focus is not None and abs(self.focus - self.in_focus) > 0.05:
+                frame = cv2.GaussianBlur(frame, (0, 0), abs(self.focus - self.in_focus))
+            yield frame
+
+    def _scripted(self) -> Iterator[np.ndarray]:
         rng = np.random.default_rng(self.seed)
         self.exits = []
         i = 0
@@ -544,7 +565,13 @@ def _index_in_view(face: Any, pose: Any, x: float, margin: float = 3.0) -> bool:
 # --------------------------------------------------------------------------- factory
 
 
-def open_source(config: CameraConfig, *, script: Iterable[str] = ()) -> FrameSource:
+def open_source(
+    config: CameraConfig,
+    *,
+    script: Iterable[str] = (),
+    barcode: bool = False,
+    frames_per_pass: int = 8,
+) -> FrameSource:
     """The source ``[camera]`` describes (not yet opened: use it as a context manager).
 
     >>> open_source(CameraConfig(source="folder", device="/nonexistent")).open()
@@ -577,4 +604,4 @@ def open_source(config: CameraConfig, *, script: Iterable[str] = ()) -> FrameSou
         return FolderSource(c.device, **paced)
     if c.source == "video":
         return VideoSource(c.device, **paced)
-    return SyntheticSource(script, **paced)
+    return SyntheticSource(script, barcode=barcode, frames_per_pass=frames_per_pass, **paced)
