@@ -116,14 +116,17 @@ class Paytable(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     super_lucky_seven_6: Payout = 100.0
 
 
-#: Last round of the shoe on which a bet is offered; None: the whole shoe; 0: never.
+#: Last round of the shoe on which a bet is offered; None (absent): the whole shoe;
+#: 0: never. (TOML cannot write "none": leave the key out, or give a number larger than
+#: any shoe, e.g. 999.)
 LastRound = Annotated[int, msgspec.Meta(ge=0, le=1000)] | None
 
 
 class BetAvailability(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """The last round of a shoe on which each bet is offered (None = every round, 0 = the
-    bet is not offered at this table). Defaults from the rule sheets: pairs close after
-    round 60; Either/Perfect Pair, naturals and Lucky bets after 50; bonuses after 40."""
+    """The last round of a shoe on which each bet is offered (absent = every round, 0 = the
+    bet is not offered at this table, 999 = every round). Defaults from the rule sheets:
+    pairs close after round 60; Either/Perfect Pair, naturals and Lucky bets after 50;
+    bonuses after 40."""
 
     player: LastRound = None
     banker: LastRound = None

@@ -1,0 +1,413 @@
+"""The table's configuration: one TOML file, validated on load into msgspec Structs.
+
+Sections: ``[table]``, ``[rules]``, ``[paytable]``, ``[bet_availability]`` (this module
+and :mod:`shoe_controller.game.rules`), and the sections of the other parts of the
+product, each validated by the Struct its owner defines (every field defaulted, unknown
+keys refused): ``[insurance]``, ``[analytics]``, ``[vision]``, ``[camera]``,
+``[barcode]``, ``[serial]``, ``[gpio]``, ``[mqtt]``, ``[journal]``, ``[display]``,
+``[simulate]``. A missing section or key takes its default.
+
+Any problem is a :class:`ConfigError` naming the file, the key and what was wrong:
+
+>>> load_config_text('[rules]\\ndecks = "eight"\\n', "config.toml")
+Traceback (most recent call last):
+...
+shoe_controller.config.ConfigError: config.toml: [rules] decks: expected an integer 1-16, got ...
+>>> cfg = load_config_text('[table]\\nid = "vip-3"\\n[paytable]\\ntie = 9\\n')
+>>> cfg.table.id, cfg.rules.decks, cfg.rules.paytable.tie
+('vip-3', 8, 9.0)
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Final
+
+import msgspec
+
+from shoe_controller.game.rules import BetAvailability, Paytable, Rules
+
+__all__ = [
+    "SECTIONS",
+    "Config",
+    "ConfigError",
+    "TableConfig",
+    "example_toml",
+    "load_config",
+    "load_config_text",
+    "section_types",
+]
+
+
+class TableConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """``[table]``: who this table is."""
+
+    #: Table id: names the MQTT topics (``shoe/<id>/...``) and the journal's table.
+    id: Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9_-]{1,64}$")] = "table-1"
+    #: A human name for displays and logs (free text).
+    name: str = ""
+
+
+#: section -> (module, Struct name) of the section's owner. Imported when loading; a
+#: module that is not there (yet) leaves its section as a plain table (see Config.raw).
+SECTIONS: Final[dict[str, tuple[str, str]]] = {
+    "table": ("shoe_controller.config", "TableConfig"),
+    "rules": ("shoe_controller.game.rules", "Rules"),
+    "paytable": ("shoe_controller.game.rules", "Paytable"),
+    "bet_availability": ("shoe_controller.game.rules", "BetAvailability"),
+    "insurance": ("shoe_controller.game.insurance", "InsuranceConfig"),
+    "analytics": ("shoe_controller.game.protection", "AnalyticsConfig"),
+    "vision": ("shoe_controller.vision.config", "VisionConfig"),
+    "camera": ("shoe_controller.vision.config", "CameraConfig"),
+    "barcode": ("shoe_controller.vision.config", "BarcodeConfig"),
+    "serial": ("firmware_bridge.config", "SerialConfig"),
+    "gpio": ("shoe_controller.dealer.config", "GpioConfig"),
+    "mqtt": ("shoe_controller.publish.config", "MqttConfig"),
+    "journal": ("shoe_controller.publish.config", "JournalConfig"),
+    "display": ("shoe_controller.display.config", "DisplayConfig"),
+    "simulate": ("shoe_controller.sim", "SimulateConfig"),
+}
+
+#: keys of [rules] that live in their own sections
+_OWN_SECTIONS: Final = ("paytable", "bet_availability")
+
+
+def section_types() -> dict[str, type | None]:
+    """section -> its Struct type, or None where the owning module does not define it."""
+    out: dict[str, type | None] = {}
+    for section, (module, name) in SECTIONS.items():
+        try:
+            out[section] = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError):
+            out[section] = None
+    return out
+
+
+class ConfigError(ValueError):
+    """A configuration problem: ``file: [section] key: problem``."""
+
+    def __init__(self, file: str, problem: str, section: str | None = None,
+                 key: str | None = None) -> None:
+        self.file, self.section, self.key, self.problem = file, section, key, problem
+        where = f"[{section}]" if section else ""
+        if key:
+            where += f" {key}"
+        super().__init__(f"{file}: {where + ': ' if where else ''}{problem}")
+
+
+@dataclass(frozen=True)
+class Config:
+    """A validated configuration. ``rules`` is the game's :class:`Rules` with the
+    ``[paytable]`` and ``[bet_availability]`` sections folded in. Each other section is
+    an instance of its owner's Struct (defaults where absent); ``raw`` keeps the plain
+    table of any section whose Struct is not available."""
+
+    table: TableConfig = field(default_factory=TableConfig)
+    rules: Rules = field(default_factory=Rules)
+    insurance: Any = None
+    analytics: Any = None
+    vision: Any = None
+    camera: Any = None
+    barcode: Any = None
+    serial: Any = None
+    gpio: Any = None
+    mqtt: Any = None
+    journal: Any = None
+    display: Any = None
+    simulate: Any = None
+    source: str = "<defaults>"
+    raw: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def paytable(self) -> Paytable:
+        return self.rules.paytable
+
+    @property
+    def bet_availability(self) -> BetAvailability:
+        return self.rules.bet_availability
+
+
+# ------------------------------------------------------------------ error messages
+
+_KIND_WORDS: Final = {
+    "int": "an integer",
+    "float": "a number",
+    "str": "text",
+    "bool": "true or false",
+    "list": "a list",
+    "array": "a list",
+    "object": "a table",
+    "null": "nothing",
+}
+
+
+def _describe_type(t: msgspec.inspect.Type) -> str:
+    """What a value of type ``t`` must be, in words ("an integer 1-16", "one of ...")."""
+    mi = msgspec.inspect
+    if isinstance(t, mi.LiteralType):
+        return "one of " + ", ".join(repr(v) for v in t.values)
+    if isinstance(t, mi.UnionType):
+        parts = [_describe_type(x) for x in t.types if not isinstance(x, mi.NoneType)]
+        return " or ".join(parts) if parts else "nothing"
+    if isinstance(t, mi.IntType | mi.FloatType):
+        word = "an integer" if isinstance(t, mi.IntType) else "a number"
+        lo = t.ge if t.ge is not None else t.gt
+        hi = t.le if t.le is not None else t.lt
+        if lo is not None and hi is not None:
+            return f"{word} {lo:g}-{hi:g}"
+        if lo is not None:
+            return f"{word} >= {lo:g}" if t.ge is not None else f"{word} > {lo:g}"
+        if hi is not None:
+            return f"{word} <= {hi:g}" if t.le is not None else f"{word} < {hi:g}"
+        return word
+    if isinstance(t, mi.StrType):
+        return "text" + (f" matching {t.pattern}" if t.pattern else "")
+    if isinstance(t, mi.BoolType):
+        return "true or false"
+    if isinstance(t, mi.TupleType):
+        return f"a list of {len(t.item_types)} values ({_describe_type(t.item_types[0])})"
+    if isinstance(t, mi.ListType | mi.VarTupleType | mi.SetType):
+        return f"a list of {_describe_type(t.item_type)}"
+    if isinstance(t, mi.StructType | mi.DictType):
+        return "a table"
+    return type(t).__name__.removesuffix("Type").lower()
+
+
+def _field_type(struct: type, path: list[str]) -> msgspec.inspect.Type | None:
+    return _field_type_in(msgspec.inspect.type_info(struct), path)
+
+
+def _field_type_in(t: Any, path: list[str]) -> msgspec.inspect.Type | None:
+    for i, part in enumerate(path):
+        if isinstance(t, msgspec.inspect.UnionType):
+            inner = [x for x in t.types if not isinstance(x, msgspec.inspect.NoneType)]
+            if len(inner) != 1:
+                return None
+            return _field_type_in(inner[0], path[i:])
+        if isinstance(t, msgspec.inspect.StructType):
+            t = next((f.type for f in t.fields if f.encode_name == part), None)
+            if t is None:
+                return None
+        elif isinstance(t, msgspec.inspect.DictType):
+            t = t.value_type
+        elif isinstance(t, msgspec.inspect.ListType | msgspec.inspect.VarTupleType):
+            t = t.item_type
+        elif isinstance(t, msgspec.inspect.TupleType) and part.isdigit():
+            t = t.item_types[int(part)] if int(part) < len(t.item_types) else None
+
+        else:
+            return None
+    return t
+
+
+def _lookup(raw: Any, path: list[str]) -> Any:
+    for part in path:
+        if isinstance(raw, dict):
+            raw = raw.get(part)
+        elif isinstance(raw, list) and part.isdigit() and int(part) < len(raw):
+            raw = raw[int(part)]
+        else:
+            return None
+    return raw
+
+
+def _got(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        text = repr(value)
+        return text if len(text) <= 60 else "a list"
+    return repr(value)
+
+
+_AT: Final = re.compile(r"^(?P<msg>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
+
+
+def _validation_error(file: str, section: str, struct: type, raw: dict[str, Any],
+                      exc: msgspec.ValidationError) -> ConfigError:
+    m = _AT.match(str(exc))
+    msg = m.group("msg") if m else str(exc)
+    path = [p for p in re.split(r"\.|\[|\]", m.group("path") or "") if p] if m else []
+    unknown = re.match(r"Object contains unknown field `(.+)`", msg)
+    if unknown:
+        path.append(unknown.group(1))
+        parent = _field_type(struct, path[:-1])
+        known = (
+            ", ".join(f.encode_name for f in parent.fields)
+            if isinstance(parent, msgspec.inspect.StructType)
+            else ""
+        )
+        return ConfigError(file, f"unknown key (known keys: {known})", section, ".".join(path))
+    if not path:  # a check across fields of the section (its Struct's own message)
+        return ConfigError(file, msg, section)
+    ftype = _field_type(struct, path)
+    key = "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in path).lstrip(".")
+    if ftype is None:
+        return ConfigError(file, msg[:1].lower() + msg[1:], section, key)
+    problem = f"expected {_describe_type(ftype)}, got {_got(_lookup(raw, path))}"
+    if not msg.startswith(("Expected `", "Invalid enum value")):  # e.g. a length
+        problem += f" ({msg[:1].lower() + msg[1:]})"
+    return ConfigError(file, problem, section, key)
+
+
+# ------------------------------------------------------------------ loading
+
+
+def _convert(file: str, section: str, struct: type, raw: Any) -> Any:
+    if not isinstance(raw, dict):
+        raise ConfigError(file, f"expected a table [{section}], got {_got(raw)}", section)
+    try:
+        return msgspec.convert(raw, struct)
+    except msgspec.ValidationError as exc:
+        raise _validation_error(file, section, struct, raw, exc) from None
+
+
+def load_config_text(text: str, file: str = "<config>") -> Config:
+    """Validate configuration TOML text (``file`` names it in errors).
+
+    >>> load_config_text("[tabel]\\nid = 'x'\\n", "t.toml")
+    Traceback (most recent call last):
+    ...
+    shoe_controller.config.ConfigError: t.toml: [tabel]: unknown section (known sections: ...)
+    """
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(file, f"not valid TOML: {exc}") from None
+    types = section_types()
+    for section in data:
+        if section not in SECTIONS:
+            raise ConfigError(
+                file, f"unknown section (known sections: {', '.join(SECTIONS)})", section
+            )
+    values: dict[str, Any] = {}
+    raw_sections: dict[str, dict[str, Any]] = {}
+    for section, struct in types.items():
+        raw = data.get(section, {})
+        if struct is None:
+            if not isinstance(raw, dict):
+                raise ConfigError(file, f"expected a table, got {_got(raw)}", section)
+            values[section] = raw
+            raw_sections[section] = raw
+            continue
+        if section == "rules" and isinstance(raw, dict):
+            for key in _OWN_SECTIONS:
+                if key in raw:
+                    raise ConfigError(file, f"put it in its own [{key}] section", section, key)
+        values[section] = _convert(file, section, struct, raw)
+    rules = msgspec.structs.replace(
+        values.pop("rules"),
+        paytable=values.pop("paytable"),
+        bet_availability=values.pop("bet_availability"),
+    )
+    return Config(rules=rules, source=file, raw=raw_sections, **values)
+
+
+def load_config(path: str | Path) -> Config:
+    """Load and validate a configuration file; ConfigError names the file and the key.
+
+    Raises FileNotFoundError when the file does not exist.
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(str(path), f"not UTF-8 text ({exc.reason})") from None
+    except IsADirectoryError:
+        raise ConfigError(str(path), "is a directory, not a file") from None
+    return load_config_text(text, str(path))
+
+
+def config_to_dict(config: Config) -> dict[str, Any]:
+    """The effective configuration (defaults filled in) as plain data, by section."""
+    out: dict[str, Any] = {"table": msgspec.to_builtins(config.table)}
+    rules = msgspec.to_builtins(config.rules)
+    out["paytable"] = rules.pop("paytable")
+    out["bet_availability"] = rules.pop("bet_availability")
+    out["rules"] = rules
+    for section in SECTIONS:
+        if section not in out:
+            out[section] = msgspec.to_builtins(getattr(config, section))
+    return {s: out[s] for s in SECTIONS}
+
+
+# ------------------------------------------------------------------ example file
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int | float):
+        return repr(v) if not isinstance(v, float) or v != int(v) or abs(v) >= 1e16 else (
+            f"{v:.1f}"
+        )
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, list | tuple):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{k} = {_toml_value(x)}" for k, x in v.items()) + " }"
+    raise TypeError(f"cannot write {v!r} as TOML")
+
+
+def _field_comments(struct: type) -> dict[str, list[str]]:
+    """Comments written just above each field in the Struct's source (``#:`` or ``#``)."""
+    import inspect
+
+    try:
+        lines = inspect.getsource(struct).splitlines()
+    except (OSError, TypeError):
+        return {}
+    out: dict[str, list[str]] = {}
+    pending: list[str] = []
+    for line in lines[1:]:
+        s = line.strip()
+        if s.startswith("#"):
+            pending.append(s.lstrip("#:").strip())
+            continue
+        m = re.match(r"^(\w+)\s*:", s)
+        if m and line.startswith("    ") and not line.startswith("     ") and pending:
+            out[m.group(1)] = pending
+        pending = []
+    return out
+
+
+def example_toml() -> str:
+    """A configuration file with every key of every section at its default, commented
+    (what ``shoe-controller config example`` prints; examples/table.toml is this)."""
+    types = section_types()
+    out = [
+        "# Smart shoe controller: table configuration.",
+        "# Every key is shown at its default; delete what you do not change.",
+        "# Check a file with: shoe-controller config check FILE",
+        "",
+    ]
+    for section, struct in types.items():
+        if struct is None:
+            out += [f"[{section}]", "# (no settings defined yet)", ""]
+            continue
+        doc = (struct.__doc__ or "").strip()
+        if doc:
+            out += ["# " + line.strip() if line.strip() else "#" for line in doc.splitlines()]
+        out.append(f"[{section}]")
+        comments = _field_comments(struct)
+        defaults = msgspec.to_builtins(struct())
+        if section == "rules":
+            for key in _OWN_SECTIONS:
+                defaults.pop(key, None)
+        for key, value in defaults.items():
+            for c in comments.get(key, []):
+                out.append(f"# {c}" if c else "#")
+            if value is None:
+                out.append(f"# {key} =    (unset by default)")
+            else:
+                out.append(f"{key} = {_toml_value(value)}")
+        out.append("")
+    return "\n".join(out)
