@@ -76,7 +76,8 @@ def test_values_reach_the_rules():
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('[rules]\ndecks = "eight"', "cfg.toml: [rules] decks: expected an integer 1-16, got 'eight'"),
+        ('[rules]\ndecks = "eight"',
+         "cfg.toml: [rules] decks: expected an integer 1-16, got 'eight'"),
         ("[rules]\ndecks = 17", "cfg.toml: [rules] decks: expected an integer 1-16, got 17"),
         ('[rules]\nburn = "often"', "cfg.toml: [rules] burn: expected one of 'decks', "
          "'first_card', 'fixed', 'none', got 'often'"),
