@@ -84,9 +84,9 @@ def peak_rss_mb() -> float:
 class GameCore:
     """The pure core behind one mutable reference: shoe state + protection state.
 
-    ``decide`` returns the events an input yields (core events then protection events)
-    and the states they lead to, without committing; ``commit`` adopts them once the
-    events are journaled.
+    ``decide`` returns the events an input yields — each core event followed by what the
+    game-protection projection raises on it (as `replay` shows them) — and the states
+    they lead to, without committing; ``commit`` adopts them once journaled.
     """
 
     def __init__(self, rules: Any, analytics: Any | None = None) -> None:
@@ -94,51 +94,38 @@ class GameCore:
 
         self._decide = shoe_mod.decide
         self._evolve = shoe_mod.evolve
-        self.state: Any = shoe_mod.Shoe(rules).state
+        self.state: Any = shoe_mod.initial_state(rules)
         self._protect: Callable[[Any, Any], tuple[Any, Sequence[Any]]] | None = None
         self.pstate: Any = None
         try:
             from shoe_controller.game import protection
-        except ImportError:  # the protection projection is optional until it lands
-            protection = None  # type: ignore[assignment]
-        if protection is not None and hasattr(protection, "protect"):
-            self._protect = protection.protect
-            self.pstate = _initial_protection(protection, rules, analytics)
+        except ImportError:  # pragma: no cover - the projection ships with the core
+            return
+        self._protect = protection.protect
+        self.pstate = protection.initial_state(rules, analytics)
 
     def decide(self, inp: Input) -> tuple[list[Any], Any, Any]:
-        events = list(self._decide(self.state, inp))
-        state, pstate, extra = self.state, self.pstate, []
-        for ev in events:
+        state, pstate = self.state, self.pstate
+        out: list[Any] = []
+        for ev in self._decide(state, inp):
+            out.append(ev)
             state = self._evolve(state, ev)
             if self._protect is not None:
-                pstate, out = self._protect(pstate, ev)
-                extra.extend(out)
-        for ev in extra:  # core events the projection raised (alerts): fold them too
-            state = self._evolve(state, ev)
-        return events + extra, state, pstate
+                pstate, raised = self._protect(pstate, ev)
+                for extra in raised:
+                    out.append(extra)
+                    state = self._evolve(state, extra)
+        return out, state, pstate
 
     def commit(self, state: Any, pstate: Any) -> None:
         self.state, self.pstate = state, pstate
 
     def fold(self, event: Any) -> None:
-        """Replay one journaled event (resume): evolve, and feed the projection silently."""
+        """Replay one journaled event (resume): evolve, and feed the projection the core's
+        events (what it raised itself is in the journal already)."""
         self.state = self._evolve(self.state, event)
-        if self._protect is not None and event_type(event) not in ("shoe_analysis",
-                                                                  "integrity_alert"):
+        if self._protect is not None and event_type(event) != "shoe_analysis":
             self.pstate, _ = self._protect(self.pstate, event)
-
-
-def _initial_protection(protection: Any, rules: Any, analytics: Any | None) -> Any:
-    for name in ("initial", "initial_state", "ProtectionState"):
-        maker = getattr(protection, name, None)
-        if maker is None:
-            continue
-        for args in ((rules, analytics), (analytics,), (rules,), ()):
-            try:
-                return maker(*[a for a in args if a is not None] if args else [])
-            except TypeError:
-                continue
-    return None
 
 
 class Daemon:

@@ -418,7 +418,7 @@ class VirtualDealer:
         card = deck[v.consumed]
         if not extra and v.phase in ("initial", "draw"):
             if self._should("foreign", v.shoe):
-                self.hands.foreign("ZZ-FOREIGN-1")
+                self.hands.foreign("ZZ-X1")
                 return
             if self._should("unreadable", v.shoe):
                 self.hands.unreadable(card)
@@ -766,34 +766,27 @@ class Simulation:
         sources: list[Any] = [serial] + ([camera] if camera is not None else [])
         show = camera.show if camera is not None else None
 
-        def card(c: Card) -> None:
+        def passes(label: str, payload: str | None) -> None:
+            """One thing leaves the shoe: seen by the camera (which then trips the exit
+            sensor, as a card crosses the window before it leaves), or by the scanner."""
             if show is not None:
-                show(c.code)
-                sim.card_exit()
-            else:
-                sim.card_exit()
-                sim.card_read(payload_for(c))
-
-        def unreadable(c: Card) -> None:
-            if show is not None:
-                show("UNREADABLE")
-            sim.card_exit()  # and no read: the card left the shoe unread
-
-        def foreign(payload: str) -> None:
-            if show is not None:
-                show("FOREIGN:" + payload)
-                sim.card_exit()
-            else:
-                sim.card_exit()
+                show(label, sim.card_exit)
+                return
+            sim.card_exit()
+            if payload is not None:
                 sim.card_read(payload)
 
+        def card(c: Card) -> None:
+            passes(c.code, payload_for(c))
+
+        def unreadable(c: Card) -> None:
+            passes("UNREADABLE", None)  # the scanner reads nothing, the camera a blur
+
+        def foreign(payload: str) -> None:
+            passes("FOREIGN:" + payload, payload)
+
         def cut() -> None:
-            if show is not None:
-                show("CUT")
-                sim.card_exit()
-            else:
-                sim.card_exit()
-                sim.card_read("CUT")
+            passes("CUT", "CUT")
 
         hands = Hands(
             card=card, unreadable=unreadable, foreign=foreign, cut=cut,
