@@ -1,4 +1,4 @@
-"""The device side of the protocol, without I/O: what a shoe's firmware does (PROTOCOL.md §8).
+"""The device side of the protocol, without I/O: what the firmware does (PROTOCOL.md §6-§9).
 
 :class:`DeviceCore` numbers events, keeps the replay buffer, answers the host's hello,
 commands and replay requests, and de-duplicates retried commands. It never touches a

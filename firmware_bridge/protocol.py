@@ -15,8 +15,9 @@ Unknown(type=66, body=b'future')
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 from typing import ClassVar
+
+import msgspec
 
 from firmware_bridge.framing import MAX_PAYLOAD, FrameDecoder, encode_frame
 
@@ -153,14 +154,13 @@ def _text(raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
 
 
-class Message:
+class Message(msgspec.Struct, frozen=True, gc=False):
     """Base of every message. ``TYPE`` is the wire type; ``FMT`` the fixed part of the body.
 
     Bodies may grow in later minor versions: a decoder ignores trailing bytes it does
-    not know (PROTOCOL.md §6), so every field added later is appended at the end.
+    not know (PROTOCOL.md §10), so every field added later is appended at the end.
     """
 
-    __slots__ = ()
     TYPE: ClassVar[int]
     NAME: ClassVar[str]
     FMT: ClassVar[struct.Struct] = struct.Struct("<")
@@ -168,7 +168,7 @@ class Message:
     SEQUENCED: ClassVar[bool] = False
 
     def body(self) -> bytes:
-        return self.FMT.pack(*(getattr(self, f) for f in self.__slots__))
+        return self.FMT.pack(*(getattr(self, f) for f in self.__struct_fields__))
 
     @classmethod
     def parse(cls, body: bytes) -> Message:
@@ -180,7 +180,6 @@ class Message:
 
 
 # ---------------------------------------------------------------- device -> host
-@dataclass(frozen=True, slots=True)
 class DeviceHello(Message):
     """Reply to :class:`HostHello`, also sent unprompted after boot. Header seq = last event seq."""
 
@@ -230,7 +229,6 @@ class DeviceHello(Message):
         )
 
 
-@dataclass(frozen=True, slots=True)
 class Heartbeat(Message):
     """Sent every heartbeat interval. Header seq = last event seq, so the host sees a lost
     tail at once."""
@@ -244,7 +242,6 @@ class Heartbeat(Message):
     oldest_seq: int  # oldest event still in the replay buffer (0: buffer empty)
 
 
-@dataclass(frozen=True, slots=True)
 class CardExitReport(Message):
     """The exit gate saw one card leave the shoe."""
 
@@ -256,7 +253,6 @@ class CardExitReport(Message):
     duration_us: int  # how long the gate stayed blocked (the card's pass), µs
 
 
-@dataclass(frozen=True, slots=True)
 class CardReadReport(Message):
     """The shoe's own barcode scanner read a code."""
 
@@ -280,7 +276,6 @@ class CardReadReport(Message):
         return cls(*cls.FMT.unpack_from(body), raw)
 
 
-@dataclass(frozen=True, slots=True)
 class ButtonReport(Message):
     TYPE: ClassVar[int] = 0x05
     NAME: ClassVar[str] = "button"
@@ -290,7 +285,6 @@ class ButtonReport(Message):
     button: int  # BUTTON_NAMES
 
 
-@dataclass(frozen=True, slots=True)
 class LidReport(Message):
     TYPE: ClassVar[int] = 0x06
     NAME: ClassVar[str] = "lid"
@@ -300,7 +294,6 @@ class LidReport(Message):
     open: bool
 
 
-@dataclass(frozen=True, slots=True)
 class ShoeLoadedReport(Message):
     """The shoe-presence sensor sees cards in the shoe (after being empty)."""
 
@@ -311,7 +304,6 @@ class ShoeLoadedReport(Message):
     t_us: int
 
 
-@dataclass(frozen=True, slots=True)
 class ShoeEmptyReport(Message):
     TYPE: ClassVar[int] = 0x08
     NAME: ClassVar[str] = "shoe_empty"
@@ -320,7 +312,6 @@ class ShoeEmptyReport(Message):
     t_us: int
 
 
-@dataclass(frozen=True, slots=True)
 class FaultReport(Message):
     """The firmware reports a fault (FAULT_NAMES)."""
 
@@ -344,7 +335,6 @@ class FaultReport(Message):
         return cls(*cls.FMT.unpack_from(body), _text(raw))
 
 
-@dataclass(frozen=True, slots=True)
 class Ack(Message):
     """Answer to every host command (not to HostHello or Replay)."""
 
@@ -356,7 +346,6 @@ class Ack(Message):
     status: int  # STATUS_NAMES
 
 
-@dataclass(frozen=True, slots=True)
 class Status(Message):
     """Answer to RequestStatus, sent just before its Ack. Header seq = last event seq."""
 
@@ -372,7 +361,6 @@ class Status(Message):
 
 
 # ---------------------------------------------------------------- host -> device
-@dataclass(frozen=True, slots=True)
 class HostHello(Message):
     """Opens a session: the device answers with DeviceHello and forgets its command dedupe."""
 
@@ -383,7 +371,6 @@ class HostHello(Message):
     protocol_minor: int
 
 
-@dataclass(frozen=True, slots=True)
 class Ping(Message):
     TYPE: ClassVar[int] = 0x82
     NAME: ClassVar[str] = "ping"
@@ -391,7 +378,6 @@ class Ping(Message):
     nonce: int
 
 
-@dataclass(frozen=True, slots=True)
 class SetLights(Message):
     TYPE: ClassVar[int] = 0x83
     NAME: ClassVar[str] = "set_lights"
@@ -399,7 +385,6 @@ class SetLights(Message):
     brightness: int  # percent 0-100; 0 = off; >100 is answered bad_argument
 
 
-@dataclass(frozen=True, slots=True)
 class SetLock(Message):
     TYPE: ClassVar[int] = 0x84
     NAME: ClassVar[str] = "set_lock"
@@ -407,13 +392,11 @@ class SetLock(Message):
     locked: bool
 
 
-@dataclass(frozen=True, slots=True)
 class RequestStatus(Message):
     TYPE: ClassVar[int] = 0x85
     NAME: ClassVar[str] = "request_status"
 
 
-@dataclass(frozen=True, slots=True)
 class Reset(Message):
     """``reboot=False``: clear a latched fault; ``True``: acknowledge, then reboot the MCU."""
 
@@ -423,7 +406,6 @@ class Reset(Message):
     reboot: bool
 
 
-@dataclass(frozen=True, slots=True)
 class Replay(Message):
     """Ask the device to re-send every buffered event with seq >= from_seq. Not acked."""
 
@@ -434,16 +416,14 @@ class Replay(Message):
 
 
 # ---------------------------------------------------------------- opaque frames
-@dataclass(frozen=True, slots=True)
-class Unknown:
+class Unknown(msgspec.Struct, frozen=True, gc=False):
     """A frame of a type this side does not know (newer firmware): counted and ignored."""
 
     type: int
     body: bytes
 
 
-@dataclass(frozen=True, slots=True)
-class Malformed:
+class Malformed(msgspec.Struct, frozen=True, gc=False):
     """A frame whose CRC is good but whose body does not fit its type: counted and ignored."""
 
     type: int
@@ -477,8 +457,7 @@ MESSAGE_TYPES: dict[int, type[Message]] = {
 DEVICE_EVENT_TYPES = frozenset(t for t, cls in MESSAGE_TYPES.items() if cls.SEQUENCED)
 
 
-@dataclass(frozen=True, slots=True)
-class Frame:
+class Frame(msgspec.Struct, frozen=True, gc=False):
     """One decoded frame: header fields and the message (or Unknown / Malformed)."""
 
     type: int

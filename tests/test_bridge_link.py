@@ -7,7 +7,6 @@ import os
 import queue
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import ClassVar
 
 import pytest
@@ -376,7 +375,6 @@ def test_everything_at_once(h: Harness) -> None:
     assert [e for e in h.quiet(0.2) if isinstance(e, CardExit)] == []
 
 
-@dataclass(frozen=True, slots=True)
 class _FutureEvent(Message):
     """A device event type this host does not know (a newer firmware)."""
 
