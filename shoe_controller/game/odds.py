@@ -29,6 +29,7 @@ Fraction(43, 415)
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -325,26 +326,37 @@ class Analysis:
         return {bet: -ev for bet, ev in self.expected_value.items()}
 
 
-@cache
-def _payout_classes(
-    paytable: Paytable, commission: bool
-) -> dict[str, tuple[tuple[Fraction, np.ndarray], ...]]:
-    """bet -> ((payout, mask over outcomes), ...): one row per distinct payout.
+@dataclass(frozen=True, slots=True)
+class _PayoutTable:
+    """Every value bet's distinct payouts as integers over one common ``scale``.
 
-    The payouts come from the table's own settlement (game.settlement), so the odds are
-    those of what the table actually pays.
+    ``rows`` is a 0/1 matrix (one row per (bet, payout) pair, one column per outcome),
+    so one integer matrix product sums the outcome numerators of every payout class.
     """
+
+    scale: int
+    rows: np.ndarray
+    #: per bet: (first row, payout numerators over ``scale`` of its rows)
+    bets: tuple[tuple[str, int, tuple[int, ...]], ...]
+
+
+@cache
+def _payout_classes(paytable: Paytable, commission: bool) -> _PayoutTable:
+    """The payout classes of the table's own settlement (game.settlement), so the odds
+    are those of what the table actually pays."""
     mode = "commission" if commission else "no_commission"
     pays = [settle(o, Pairs(), paytable, mode) for o in OUTCOMES]
-    classes: dict[str, tuple[tuple[Fraction, np.ndarray], ...]] = {}
-    for bet in BETS:
-        if bet in _PAIR_BETS:
-            continue
-        column = [_exact(p[bet]) for p in pays]
-        classes[bet] = tuple(
-            (value, np.array([p == value for p in column])) for value in sorted(set(column))
-        )
-    return classes
+    columns = {
+        bet: [_exact(p[bet]) for p in pays] for bet in BETS if bet not in _PAIR_BETS
+    }
+    scale = math.lcm(*(v.denominator for col in columns.values() for v in col))
+    rows: list[list[bool]] = []
+    bets = []
+    for bet, column in columns.items():
+        values = sorted(set(column))
+        bets.append((bet, len(rows), tuple(int(v * scale) for v in values)))
+        rows.extend([p == v for p in column] for v in values)
+    return _PayoutTable(scale, np.array(rows, dtype=np.int64), tuple(bets))
 
 
 def prepare(paytable: Paytable | None = None, commission: bool = True) -> None:
@@ -374,15 +386,19 @@ def analyse(
     counts = _checked(counts)
     table = paytable or Paytable()
     numerators, denominator = _outcome_numerators(_value_counts(counts))
-    sums = {
-        bet: tuple((value, int(numerators[mask].sum())) for value, mask in rows)
-        for bet, rows in _payout_classes(table, commission).items()
-    }
+    payouts = _payout_classes(table, commission)
+    # each row sums outcome numerators: at most the denominator, so int64 is exact
+    sums = [int(x) for x in payouts.rows.astype(numerators.dtype) @ numerators]
     expected: dict[str, Fraction] = {}
     probabilities: dict[str, Fraction] = {}
-    for bet, rows in sums.items():
-        expected[bet] = Fraction(sum(v * x for v, x in rows), denominator)
-        probabilities[bet] = Fraction(sum(x for v, x in rows if v > 0), denominator)
+    for bet, first, values in payouts.bets:
+        row = sums[first : first + len(values)]
+        expected[bet] = Fraction(
+            sum(v * x for v, x in zip(values, row, strict=True)), payouts.scale * denominator
+        )
+        probabilities[bet] = Fraction(
+            sum(x for v, x in zip(values, row, strict=True) if v > 0), denominator
+        )
 
     n = sum(counts)
     ranks = [sum(counts[s * 13 + r] for s in range(4)) for r in range(13)]

@@ -40,6 +40,7 @@ True
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Annotated, Any
@@ -95,6 +96,7 @@ class ProtectionState:
     oriented: tuple[tuple[int, str], ...] = ()
     carried: tuple[str, ...] = ()  # misdealt cards the next round will deal again
     previous: tuple[str | None, ...] = ()  # the previous shoe's sequence
+    previous_neighbours: Any = None  # and its neighbour relation (built once per shoe)
     #: this shoe's window fingerprints so far, and where the next window starts
     fingerprints: tuple[int, ...] = ()
     next_window: int = 0
@@ -176,13 +178,17 @@ def _out(state: ProtectionState, code: str | None) -> ProtectionState:
 
 
 def _shoe_started(state: ProtectionState, ev: Any) -> tuple[ProtectionState, tuple[Any, ...]]:
+    from shoe_controller.game.shuffle_integrity import neighbours_in
+
     state = _store(state)
+    previous = state.sequence if state.shoe else state.previous
     return (
         replace(
             state,
             decks=ev.decks,
             shoe=ev.shoe,
-            previous=state.sequence if state.shoe else state.previous,
+            previous=previous,
+            previous_neighbours=neighbours_in(previous),
             sequence=(),
             oriented=(),
             carried=(),
@@ -265,10 +271,10 @@ def _counts(state: ProtectionState) -> list[int]:
     from shoe_controller.game.cards import parse_card
 
     counts = [state.decks] * 52
-    for code in state.sequence:
+    for code, n in Counter(state.sequence).items():
         if code is not None:
             i = parse_card(code).index
-            counts[i] = max(0, counts[i] - 1)  # an excess card is the core's alert
+            counts[i] = max(0, counts[i] - n)  # an excess card is the core's alert
     return counts
 
 
@@ -364,7 +370,7 @@ def _integrity(state: ProtectionState, round_: int | None, out: list[Any]) -> Pr
     if known_cards >= cfg.adjacency_min_cards:
         references = [("deck_order", si.DECK_ORDER)]
         if sum(1 for c in state.previous if c is not None) >= cfg.adjacency_min_cards:
-            references.append(("previous_shoe", si.neighbours_in(state.previous)))
+            references.append(("previous_shoe", state.previous_neighbours))
         for name, neighbours in references:
             if f"adjacency_{name}" in raised:
                 continue
