@@ -32,7 +32,9 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Annotated, Any, Literal
+
+import msgspec
 
 from shoe_controller.dealer.lights import event_field, event_type
 from shoe_controller.game.cards import ALL_CARDS, Card, parse_card
@@ -66,6 +68,36 @@ log = logging.getLogger("shoe_controller.sim")
 INJECT_KINDS = ("extra-card", "unreadable", "foreign", "broker-outage")
 #: Integrity alerts that are information for the pit, not a stop at the table.
 _INFO_ALERTS = frozenset({"advantage"})
+
+
+# -- [simulate] ---------------------------------------------------------------------------
+
+
+class SimulateConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
+    """``[simulate]``: defaults of `shoe-controller simulate` (its options override them).
+
+    >>> SimulateConfig().shoes, SimulateConfig().reader
+    (1, 'scanner')
+    """
+
+    #: Stop once the journal holds this many finished shoes.
+    shoes: Annotated[int, msgspec.Meta(ge=1)] = 1
+    #: Seconds between cards (0 = as fast as possible).
+    pace: Annotated[float, msgspec.Meta(ge=0)] = 0.0
+    #: Shuffle seed: the same seed deals the same shoes.
+    seed: int | str = 1
+    #: Who reads the cards: the shoe's scanner over the serial link (fast), or synthetic
+    #: camera frames through the real barcode or index reader and pass tracker.
+    reader: Literal["scanner", "barcode", "index"] = "scanner"
+    #: Errors to inject, as for ``--inject`` (e.g. "extra-card=0.02,unreadable=1").
+    inject: str = ""
+    #: Length of each injected broker outage, seconds.
+    outage_seconds: Annotated[float, msgspec.Meta(gt=0)] = 3.0
+    #: Seconds to wait at the end for the outbox to empty (when the broker is reachable).
+    drain_timeout: Annotated[float, msgspec.Meta(ge=0)] = 30.0
+
+    def __post_init__(self) -> None:
+        parse_inject(self.inject, "inject")  # a bad spec is refused when the file is loaded
 
 
 # -- shoes ------------------------------------------------------------------------------
@@ -109,7 +141,7 @@ class Injection:
     count: int = 0
 
 
-def parse_inject(text: str | None) -> dict[str, Injection]:
+def parse_inject(text: str | None, what: str = "--inject") -> dict[str, Injection]:
     """``--inject`` text: comma-separated ``KIND[=N]``; N < 1 is a rate per round, N >= 1
     a count of times per shoe; KIND alone means once per shoe.
 
@@ -132,15 +164,15 @@ def parse_inject(text: str | None) -> dict[str, Injection]:
         kind, _, value = part.partition("=")
         kind = kind.strip()
         if kind not in INJECT_KINDS:
-            raise ValueError(f"--inject: unknown kind {kind!r}; known kinds: "
+            raise ValueError(f"{what}: unknown kind {kind!r}; known kinds: "
                              + ", ".join(INJECT_KINDS))
         try:
             n = float(value) if value else 1.0
         except ValueError:
-            raise ValueError(f"--inject: {part!r}: expected {kind}=RATE (0-1) or "
+            raise ValueError(f"{what}: {part!r}: expected {kind}=RATE (0-1) or "
                              f"{kind}=COUNT (a whole number)") from None
         if n < 0 or (n >= 1 and n != int(n)):
-            raise ValueError(f"--inject: {part!r}: a rate is 0-1, a count a whole number")
+            raise ValueError(f"{what}: {part!r}: a rate is 0-1, a count a whole number")
         out[kind] = Injection(kind, rate=n, count=0) if n < 1 else Injection(kind, count=int(n))
     return out
 

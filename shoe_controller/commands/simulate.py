@@ -14,11 +14,11 @@ import sys
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--shoes", type=int, default=1,
+    parser.add_argument("--shoes", type=int,
                         help="stop once the journal holds N finished shoes (default 1)")
-    parser.add_argument("--pace", type=float, default=0.0, metavar="SECONDS",
+    parser.add_argument("--pace", type=float, metavar="SECONDS",
                         help="seconds between cards (0 = as fast as possible)")
-    parser.add_argument("--seed", default="1",
+    parser.add_argument("--seed",
                         help="shuffle seed: the same seed deals the same shoes (default 1)")
     parser.add_argument("--broker", metavar="mqtt://HOST:PORT",
                         help="MQTT broker (default: the config's, else mqtt://localhost:1883)")
@@ -30,20 +30,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a table's TOML config (rules, mqtt...); pins are always mocked")
     parser.add_argument("--release", choices=("on_result", "per_card"),
                         help="override [mqtt] release")
-    parser.add_argument("--reader", choices=("scanner", "barcode", "index"), default="scanner",
+    parser.add_argument("--reader", choices=("scanner", "barcode", "index"),
                         help="how cards are read: the shoe's scanner over the serial link "
                              "(fast, default), or synthetic camera frames through the real "
                              "barcode or index reader and pass tracker")
     parser.add_argument("--inject", metavar="KIND[=N],...",
                         help="errors to inject: extra-card, unreadable, foreign, "
                              "broker-outage; N<1 a rate per chance, N>=1 a count per shoe")
-    parser.add_argument("--outage-seconds", type=float, default=3.0,
+    parser.add_argument("--outage-seconds", type=float,
                         help="length of each injected broker outage (default 3)")
     parser.add_argument("--display-port", type=int, metavar="PORT",
                         help="serve the table display page on 127.0.0.1:PORT")
     parser.add_argument("--broker-ws", default="", metavar="URL",
                         help="the broker's WebSocket URL for the display page")
-    parser.add_argument("--drain-timeout", type=float, default=30.0,
+    parser.add_argument("--drain-timeout", type=float,
                         help="seconds to wait for the outbox to empty at the end")
     parser.add_argument("--leds", action="store_true",
                         help="draw the dealer LEDs in the terminal on every change")
@@ -52,20 +52,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from shoe_controller.sim import SimOptions, Simulation, parse_inject
+    from shoe_controller.sim import SimOptions, SimulateConfig, Simulation, parse_inject
 
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="%(asctime)s %(name)s %(levelname)s: %(message)s",
                         stream=sys.stderr)
-    try:
-        inject = parse_inject(args.inject)
-    except ValueError as exc:
-        print(f"shoe-controller simulate: {exc}", file=sys.stderr)
-        return 2
-    if args.shoes < 1 or args.pace < 0:
-        print("shoe-controller simulate: --shoes must be >= 1 and --pace >= 0",
-              file=sys.stderr)
-        return 2
     config = None
     if args.config:
         from shoe_controller.daemon import ConfigRefused, load_table_config
@@ -73,14 +64,33 @@ def run(args: argparse.Namespace) -> int:
         try:
             config = load_table_config(args.config)
         except ConfigRefused as exc:
-            print(f"shoe-controller simulate: {exc}", file=sys.stderr)
+            print(f"shoe-controller simulate: refusing to start: {exc}", file=sys.stderr)
             return 2
+    defaults = getattr(config, "simulate", None)
+    if not isinstance(defaults, SimulateConfig):
+        defaults = SimulateConfig()
+
+    def pick(name: str) -> object:
+        value = getattr(args, name)
+        return getattr(defaults, name) if value is None else value
+
+    try:
+        inject = parse_inject(pick("inject"))  # type: ignore[arg-type]
+    except ValueError as exc:
+        print(f"shoe-controller simulate: {exc}", file=sys.stderr)
+        return 2
+    shoes, pace = int(pick("shoes")), float(pick("pace"))  # type: ignore[arg-type]
+    if shoes < 1 or pace < 0:
+        print("shoe-controller simulate: --shoes must be >= 1 and --pace >= 0",
+              file=sys.stderr)
+        return 2
     opts = SimOptions(
-        shoes=args.shoes, pace=args.pace, seed=args.seed, broker=args.broker,
+        shoes=shoes, pace=pace, seed=pick("seed"), broker=args.broker,  # type: ignore[arg-type]
         table_id=args.table_id, state_dir=args.state_dir, display_port=args.display_port,
-        broker_ws=args.broker_ws, inject=inject, reader=args.reader, release=args.release,
-        config=config, leds=args.leds, quiet=args.quiet, drain_timeout=args.drain_timeout,
-        outage_seconds=args.outage_seconds,
+        broker_ws=args.broker_ws, inject=inject, reader=str(pick("reader")),
+        release=args.release, config=config, leds=args.leds, quiet=args.quiet,
+        drain_timeout=float(pick("drain_timeout")),  # type: ignore[arg-type]
+        outage_seconds=float(pick("outage_seconds")),  # type: ignore[arg-type]
     )
     from shoe_controller.daemon import DaemonError
     from shoe_controller.journal import JournalError
@@ -88,5 +98,5 @@ def run(args: argparse.Namespace) -> int:
     try:
         return Simulation(opts, out=lambda s: print(s, flush=True)).run()
     except (DaemonError, JournalError) as exc:
-        print(f"shoe-controller simulate: {exc}", file=sys.stderr)
+        print(f"shoe-controller simulate: refusing to start: {exc}", file=sys.stderr)
         return 1
