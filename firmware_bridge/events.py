@@ -133,7 +133,9 @@ class BridgeFault:
     ``source="link"``: the host found it; ``name`` is one of ``events_lost`` (the device's
     replay buffer no longer held events the host missed: ``detail`` says how many),
     ``protocol_mismatch`` (the device speaks another major protocol version), ``port_busy``
-    (another process holds the port), ``open_failed`` (the port cannot be opened).
+    (another process holds the port), ``open_failed`` (the port cannot be opened),
+    ``no_answer`` (the port opened but nothing answered the hello: a stalled firmware, or
+    not a shoe).
     Link faults are reported once per distinct problem, not on every retry.
     """
 

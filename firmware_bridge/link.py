@@ -466,6 +466,7 @@ class Link:
                             f"{cfg.port}: no hello from the shoe within {cfg.handshake_timeout} s"
                         )
                         self.last_error = err
+                        self._report("no_answer", str(err))
                         return went_up, str(err)
                     continue
                 if now - last_rx > cfg.heartbeat_timeout:
