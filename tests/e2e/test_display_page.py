@@ -260,26 +260,27 @@ def test_page_follows_the_real_simulate_command(ws_broker, bundle, tmp_path) -> 
     casino.connect("127.0.0.1", ws_broker.port)
     casino.subscribe(f"shoe/{TABLE}/casino/events", qos=1)
     casino.loop_start()
-    sim = subprocess.Popen(
-        [sys.executable, "-m", "shoe_controller.cli", "simulate", "--shoes", "1",
-         "--pace", "0.03", "--seed", "5", "--broker", f"mqtt://127.0.0.1:{ws_broker.port}",
-         "--table-id", TABLE, "--state-dir", str(tmp_path / "state"), "--display-port", "0",
-         "--broker-ws", f"ws://127.0.0.1:{ws_broker.ws_port}", "--quiet"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        url = None
-        assert sim.stdout is not None
-        for line in sim.stdout:
-            found = re.search(r"display page on (http://\S+)", line)
-            if found:
-                url = found.group(1)
-                break
-        assert url, "simulate did not say where the display page is"
-        with sync_api.sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1920, "height": 1080})
+    with sync_api.sync_playwright() as pw:
+        # the browser is up before the shoe starts, so the page sees it dealt live
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1920, "height": 1080})
+        sim = subprocess.Popen(
+            [sys.executable, "-m", "shoe_controller.cli", "simulate", "--shoes", "1",
+             "--pace", "0.04", "--seed", "5", "--broker",
+             f"mqtt://127.0.0.1:{ws_broker.port}", "--table-id", TABLE, "--state-dir",
+             str(tmp_path / "state"), "--display-port", "0", "--broker-ws",
+             f"ws://127.0.0.1:{ws_broker.ws_port}", "--quiet"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            url = None
+            assert sim.stdout is not None
+            for line in sim.stdout:
+                found = re.search(r"display page on (http://\S+)", line)
+                if found:
+                    url = found.group(1)
+                    break
+            assert url, "simulate did not say where the display page is"
             page.goto(url)
-            page.wait_for_function("document.body.dataset.feed === 'live'", timeout=20_000)
             page.wait_for_function("+document.body.dataset.round >= 10 && "
                                    "document.body.dataset.feed === 'live'", timeout=60_000)
             screenshot(page, tmp_path, "display-simulated-live")
@@ -301,10 +302,10 @@ def test_page_follows_the_real_simulate_command(ws_broker, bundle, tmp_path) -> 
             assert page.get_attribute("#result", "data-winner") == last_winner
             assert page.inner_text("#stat-rounds") == str(len(kept))
             screenshot(page, tmp_path, "display-simulated-shoe")
+        finally:
+            if sim.poll() is None:
+                sim.kill()
+                sim.wait()
+            casino.loop_stop()
+            casino.disconnect()
             browser.close()
-    finally:
-        if sim.poll() is None:
-            sim.kill()
-            sim.wait()
-        casino.loop_stop()
-        casino.disconnect()
