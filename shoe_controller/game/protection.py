@@ -258,9 +258,10 @@ def _store(state: ProtectionState) -> ProtectionState:
     if state.stored or not state.shoe:
         return state
     state = _fingerprint(state)
-    return replace(
-        state, known=state.known.union(state.fingerprints, state.shoe), stored=True
+    known = state.known.union(
+        state.fingerprints, state.shoe, keep_shoes=state.config.fingerprint_history_shoes
     )
+    return replace(state, known=known, stored=True)
 
 
 # --------------------------------------------------------------------------------------
