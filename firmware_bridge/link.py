@@ -278,10 +278,11 @@ class Link:
 
     @property
     def stats(self) -> dict[str, int]:
-        """Counters: link sessions and downs, events delivered, duplicates dropped, events
-        that arrived out of order, replays requested, events lost, unknown event types,
-        commands, retries and failures, and the decoder's (frames, bad_crc, cobs_errors,
-        garbage bytes are in bad frames, unknown/malformed frames)."""
+        """Counters since the link was made: sessions, link_downs, events (delivered),
+        duplicates (dropped), out_of_order, replays_requested, events_lost,
+        unknown_events, commands, command_retries, commands_failed; and the decoder's:
+        bytes_in, frames, bad_crc, cobs_errors, oversize, short, bad_frames (their sum:
+        what garbage on the line cost), unknown, malformed, short_header."""
         d = dict(self._counters)
         d.update(self._decoder.stats)
         return d
@@ -290,7 +291,7 @@ class Link:
     def ping(self) -> float:
         """Round trip to the device and back, in seconds."""
         t0 = time.perf_counter()
-        self._command(Ping(next(self._cmd_seq) & 0xFFFFFFFF))
+        self._command(Ping(time.monotonic_ns() & 0xFFFFFFFF))
         return time.perf_counter() - t0
 
     def set_lights(self, brightness: int) -> None:

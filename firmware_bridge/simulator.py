@@ -78,7 +78,6 @@ class DeviceSimulator:
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._wake_r, self._wake_w = -1, -1
-        self._t0 = time.monotonic_ns()
         self.core = self._new_core()
         # fault injection (counts of upcoming device-event frames to mangle)
         self._drop = 0
@@ -93,14 +92,11 @@ class DeviceSimulator:
         self._next_heartbeat = 0.0
         #: frames received from the host, decoded, in order (retries and lost ones included)
         self.received: list[object] = []
-        #: bytes written to the pty in total
-        self.bytes_out = 0
         #: called with the wire bytes of every device event just before it is written
         self.on_event_write: Callable[[bytes], None] | None = None
 
     def _new_core(self) -> DeviceCore:
-        t0 = time.monotonic_ns()
-        self._t0 = t0
+        t0 = time.monotonic_ns()  # the device clock counts from its boot
         return DeviceCore(
             self.device_id,
             clock_us=lambda: (time.monotonic_ns() - t0) // 1000,
@@ -290,7 +286,6 @@ class DeviceSimulator:
                 continue
             except OSError:
                 return  # nobody on the other side
-            self.bytes_out += n
             view = view[n:]
 
     # ---------------------------------------------------------------- scripting: events
