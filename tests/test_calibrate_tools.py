@@ -1,0 +1,323 @@
+"""`shoe-calibrate camera`, `deck-check` and `selftest`, end to end on small inputs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from calibration.camera import PreviewServer, annotate, measure
+from calibration.cli import COMMANDS
+from calibration.cli import main as calibrate
+from calibration.deck_check import check_decks
+from calibration.selftest import run_checks
+from shoe_controller.game.cards import ALL_CARDS, parse_card
+from shoe_controller.game.inputs import CardSeen, CutCardSeen, ForeignCard, UnreadableCard
+from shoe_controller.vision import barcode_render as br
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_commands_registered() -> None:
+    for name in ("camera", "deck-check", "selftest"):
+        assert name in COMMANDS
+
+
+# -- camera ---------------------------------------------------------------------------
+
+
+def read_multipart_jpegs(stream: object, count: int) -> list[np.ndarray]:
+    """Parse ``count`` JPEG parts out of a multipart/x-mixed-replace HTTP body."""
+    images = []
+    while len(images) < count:
+        line = stream.readline()  # type: ignore[attr-defined]
+        if not line.lower().startswith(b"content-length:"):
+            continue
+        length = int(line.split(b":")[1])
+        assert stream.readline() == b"\r\n"  # type: ignore[attr-defined]
+        data = stream.read(length)  # type: ignore[attr-defined]
+        img = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+        assert img is not None
+        images.append(img)
+    return images
+
+
+def test_preview_server_serves_page_stream_snapshot_and_status() -> None:
+    server = PreviewServer("127.0.0.1", 0)
+    try:
+        host, port = server.address
+        assert host == "127.0.0.1" and port > 0
+        frame = np.zeros((120, 160, 3), np.uint8)
+        frame[:, 80:] = 200
+        server.publish(frame, {"figures": {"sharpness": 1.5}})
+        page = urllib.request.urlopen(server.url, timeout=5).read().decode()
+        assert "stream.mjpg" in page
+        status = json.loads(urllib.request.urlopen(server.url + "status.json", timeout=5).read())
+        assert status == {"figures": {"sharpness": 1.5}}
+        snap = urllib.request.urlopen(server.url + "snapshot.jpg", timeout=5).read()
+        img = cv2.imdecode(np.frombuffer(snap, np.uint8), cv2.IMREAD_COLOR)
+        assert img.shape == (120, 160, 3) and img[:, :70].mean() < 20 and img[:, 90:].mean() > 180
+        with urllib.request.urlopen(server.url + "stream.mjpg", timeout=5) as resp:
+            assert resp.headers["Content-Type"].startswith("multipart/x-mixed-replace")
+            server.publish(np.full((120, 160, 3), 99, np.uint8), {})
+            got = read_multipart_jpegs(resp, 1)
+            assert got[0].shape == (120, 160, 3)
+        with pytest.raises(urllib.error.HTTPError):
+            urllib.request.urlopen(server.url + "nothing", timeout=5)
+    finally:
+        server.close()
+
+
+def test_measure_and_annotate() -> None:
+    sharp = np.zeros((100, 100), np.uint8)
+    sharp[:, ::4] = 255
+    blurred = cv2.GaussianBlur(sharp, (0, 0), 2)
+    assert measure(sharp, None)["sharpness"] > measure(blurred, None)["sharpness"] * 5
+    assert measure(sharp, (0, 0, 10, 10))["clipped"] == pytest.approx(0.3)
+    out = annotate(np.zeros((100, 100), np.uint8), (10, 10, 50, 50), {"sharpness": 1})
+    assert out.shape == (100, 100, 3) and out[10, 30, 1] == 255  # the ROI drawn in green
+
+
+def test_camera_command_serves_the_live_preview_on_loopback(tmp_path: Path) -> None:
+    """The real command in its own process, a folder replayed in a loop, fetched over HTTP."""
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    rng = np.random.default_rng(1)
+    for i in range(3):
+        cv2.imwrite(str(frames / f"{i}.png"), br.barcode_frame("D1-QH", rng, br.CLEAN))
+    cmd = [
+        sys.executable,
+        "-m",
+        "calibration.cli",
+        "camera",
+        "--source",
+        "folder",
+        "--device",
+        str(frames),
+        "--fps",
+        "20",
+        "--loop",
+        "--realtime",
+        "--serve",
+        "127.0.0.1:0",
+        "--duration",
+        "60",
+        "--roi",
+        "100,50,400,300",
+    ]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=REPO, env=env)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.startswith("preview: http://127.0.0.1:"), line
+        url = line.split()[1]
+        with urllib.request.urlopen(url + "stream.mjpg", timeout=10) as resp:
+            images = read_multipart_jpegs(resp, 2)
+        assert all(img.shape == (480, 640, 3) for img in images)
+        status = json.loads(urllib.request.urlopen(url + "status.json", timeout=5).read())
+        assert status["roi"] == [100, 50, 400, 300] and status["figures"]["sharpness"] > 0
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_camera_snapshots_focus_sweep_and_save_to_profile(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("shoe_controller.vision.profile")
+    from shoe_controller.vision.profile import load_profile
+
+    profile = tmp_path / "table.profile.npz"
+    rc = calibrate(
+        [
+            "camera",
+            "--source",
+            "synthetic",
+            "--script",
+            "QH 7D KS",
+            "--pass-frames",
+            "4",
+            "--fps",
+            "0",
+            "--focus-sweep",
+            "3:7:1",
+            "--sweep-frames",
+            "1",
+            "--frames",
+            "3",
+            "--snapshots",
+            str(tmp_path / "snaps"),
+            "--every",
+            "1",
+            "--roi",
+            "0,0,640,480",
+            "--exposure",
+            "120",
+            "--profile",
+            str(profile),
+            "--save",
+            "--json",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    report = json.loads(out.strip().splitlines()[-1])
+    assert report["focus"] == 5.0  # the synthetic lens is sharp at 5
+    assert [v for v, _ in report["sweep"]] == [3.0, 4.0, 5.0, 6.0, 7.0]
+    assert len(list((tmp_path / "snaps").glob("snapshot-*.jpg"))) == 3
+    camera = load_profile(profile).camera
+    assert camera["roi"] == [0, 0, 640, 480] and camera["exposure"] == 120
+    assert camera["focus"] == 5.0 and camera["sharpness"] > 0
+
+
+def test_camera_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert calibrate(["camera", "--source", "folder", "--device", str(tmp_path / "x")]) == 1
+    assert "no such folder" in capsys.readouterr().err
+    assert calibrate(["camera", "--save"]) == 2
+    bad = tmp_path / "table.toml"
+    bad.write_text('[camera]\nsource = "webcam"\n')
+    assert calibrate(["camera", "--config", str(bad)]) == 2
+    assert "[camera] source" in capsys.readouterr().err
+    assert calibrate(["camera", "--source", "synthetic", "--script", "QX"]) == 2
+    assert "'QX' is not a card" in capsys.readouterr().err
+
+
+# -- deck-check -----------------------------------------------------------------------
+
+
+def test_check_decks_pure() -> None:
+    two = [CardSeen(c) for c in ALL_CARDS] * 2
+    assert check_decks(two, decks=2).ok
+    assert check_decks(two, decks=1).duplicated == {c.code: 1 for c in ALL_CARDS}
+    report = check_decks(
+        [CutCardSeen(), ForeignCard("X"), *[CardSeen(c, "down") for c in ALL_CARDS]], 1
+    )
+    assert report.foreign == ["X"] and report.cut == 1 and report.upside_down == 52
+    assert not report.ok and not report.missing
+    report = check_decks([UnreadableCard("blur"), CardSeen(parse_card("AS"))], 1)
+    assert report.missing["KC"] == 1 and "AS" not in report.missing and report.cards_read == 1
+
+
+def test_deck_check_end_to_end_on_real_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A deck of barcode cards as camera frames on disk: QH missing, 2C twice, one card
+    with no code (unreadable), a foreign code and the cut card."""
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    rng = np.random.default_rng(3)
+    deck = [f"D1-{c.code}" for c in ALL_CARDS if c.code != "QH"] + ["D1-2C", "PLAIN", "ZZ-9"]
+    deck.insert(20, "CUT")
+    n = 0
+    empty = br.empty_frame(rng)
+    for payload in deck:
+        face = br.plain_face((230, 230, 230)) if payload == "PLAIN" else br.barcode_face(payload)
+        for frame in [*br.pass_frames(face, rng, 2, br.CLEAN), empty, empty]:
+            cv2.imwrite(str(frames / f"{n:05d}.jpg"), frame)
+            n += 1
+    rc = calibrate(
+        [
+            "deck-check",
+            "--source",
+            "folder",
+            "--device",
+            str(frames),
+            "--fps",
+            "60",
+            "--reader",
+            "barcode",
+            "--json",
+        ]
+    )
+    report = json.loads(capsys.readouterr().out)
+    assert rc == 1
+    assert report["missing"] == {"QH": 1} and report["duplicated"] == {"2C": 1}
+    assert report["foreign"] == ["ZZ-9"] and report["cut"] == 1
+    assert len(report["unreadable"]) == 1 and "no Code128 code" in report["unreadable"][0]
+    assert report["cards_read"] == 52 and report["ok"] is False
+
+
+def test_deck_check_perfect_synthetic_deck(capsys: pytest.CaptureFixture[str]) -> None:
+    script = " ".join(f"D2-{c.code}" for c in ALL_CARDS)
+    rc = calibrate(
+        [
+            "deck-check",
+            "--source",
+            "synthetic",
+            "--reader",
+            "barcode",
+            "--script",
+            script,
+            "--pass-frames",
+            "3",
+            "--fps",
+            "0",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "52 cards read" in out and "OK: every card read exactly once" in out
+
+
+def test_deck_check_config_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "t.toml"
+    bad.write_text("[vision]\nmin_frames = 0\n")
+    assert calibrate(["deck-check", "--config", str(bad)]) == 2
+    assert "[vision] min_frames" in capsys.readouterr().err
+    assert calibrate(["deck-check", "--profile", str(tmp_path / "none.npz")]) == 2
+    assert "no such profile" in capsys.readouterr().err
+
+
+# -- selftest -------------------------------------------------------------------------
+
+
+def test_selftest_simulated_end_to_end(capsys: pytest.CaptureFixture[str]) -> None:
+    rc = calibrate(["selftest", "--simulate", "--timeout", "5", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert rc == 0 and report["ok"]
+    names = {(c["part"], c["name"]) for c in report["checks"]}
+    assert {
+        ("leds", "fault"),
+        ("leds", "buzzer"),
+        ("buttons", "confirm"),
+        ("buttons", "key"),
+        ("serial", "ping"),
+        ("sensors", "card exit"),
+        ("sensors", "lid close"),
+    } <= names
+
+
+def test_selftest_reports_failures() -> None:
+    """Nobody presses the (mock) buttons and no shoe is attached: those checks fail."""
+    from firmware_bridge.config import SerialConfig
+    from shoe_controller.dealer.config import GpioConfig
+
+    said: list[str] = []
+    checks = run_checks(
+        GpioConfig(pin_factory="mock", bounce_time=0),
+        SerialConfig(port="/dev/nonexistent-shoe"),
+        {"leds", "buttons", "serial"},
+        timeout=0.2,
+        simulate=False,
+        say=said.append,
+    )
+    by_name = {(c.part, c.name): c for c in checks}
+    assert by_name["leds", "tie"].ok
+    assert (
+        not by_name["buttons", "confirm"].ok and "no press" in by_name["buttons", "confirm"].detail
+    )
+    assert not by_name["serial", "handshake"].ok
+    assert any("press confirm" in s for s in said)
+
+
+def test_selftest_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    assert calibrate(["selftest", "--only", "lasers"]) == 2
+    assert "lasers" in capsys.readouterr().err
