@@ -1,8 +1,10 @@
 """`shoe-controller replay FILE|-`: drive the pure game core from a recorded shoe.
 
 Everything is read and parsed first: a bad token exits with status 2 and a message
-naming it, before any output. Then the inputs run through the game core and every
-domain event is printed: one readable line each, or one JSON object each (``--json``).
+naming it, before any output. Results are confirmed by ``RESULT`` tokens when the input
+has any (the dealer confirms each round), else as soon as a round is complete. Then the
+inputs run through the game core and every domain event is printed: one readable line
+each, or one JSON object each (``--json``).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import sys
 
 from shoe_controller.game.describe import describe
 from shoe_controller.game.events import encode_event
+from shoe_controller.game.inputs import ConfirmResult
 from shoe_controller.game.protection import interleave
 from shoe_controller.game.replay_text import ReplayParseError, replay_inputs
 from shoe_controller.game.rules import Rules
@@ -43,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "(integrity alerts are always printed)")
 
 
-def _rules(args: argparse.Namespace) -> Rules:
+def _rules(args: argparse.Namespace, confirm: str) -> Rules:
     return Rules(
         decks=args.decks,
         burn="none" if args.no_burn else "first_card",
@@ -51,7 +54,7 @@ def _rules(args: argparse.Namespace) -> Rules:
         extra_card=args.extra_card,
         commission=args.commission,
         rounds=args.rounds,
-        confirm="auto",
+        confirm=confirm,
     )
 
 
@@ -74,15 +77,17 @@ def run(args: argparse.Namespace) -> int:
     except ReplayParseError as exc:
         print(f"replay: {name}: {exc}", file=sys.stderr)
         return 2
-    shoe = Shoe(_rules(args))
+    # A recording with RESULT tokens comes from a table where the dealer confirms each
+    # result (an extra card before RESULT is then a misdeal of that round); without
+    # them, results are confirmed as soon as the round is complete.
+    confirm = "button" if any(isinstance(i, ConfirmResult) for i in inputs) else "auto"
+    shoe = Shoe(_rules(args, confirm))
     events = [ev for inp in inputs for ev in shoe.apply(inp)]
     events = interleave(events, shoe.rules, analysis=args.analysis)  # game protection
-    out = sys.stdout
     if args.json:
-        buf = sys.stdout.buffer
-        buf.write(b"".join(encode_event(ev) + b"\n" for ev in events))
-        buf.flush()
+        text = "".join(encode_event(ev).decode() + "\n" for ev in events)
     else:
-        out.write("".join(describe(ev) + "\n" for ev in events))
-        out.flush()
+        text = "".join(describe(ev) + "\n" for ev in events)
+    sys.stdout.write(text)
+    sys.stdout.flush()
     return 0

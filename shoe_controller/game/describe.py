@@ -21,6 +21,11 @@ def _rnd(r: int | None) -> str:
     return f"round {r}  " if r is not None else ""
 
 
+def _where(e: Any) -> str:
+    """ "round R  " where the event has a round, else "shoe S  "."""
+    return f"round {e.round}  " if e.round is not None else f"shoe {e.shoe}  "
+
+
 def _result(e: E.RoundResult) -> str:
     flags = [
         f
@@ -64,19 +69,19 @@ _FORMATS: dict[type, Callable[[Any], str]] = {
     E.LastRound: lambda e: f"round {e.round}  will be the last round of shoe {e.shoe}",
     E.ShoeEnded: lambda e: f"shoe {e.shoe}  ended after {e.rounds} rounds ({e.reason})",
     E.Misdeal: lambda e: (
-        f"{_rnd(e.round)}MISDEAL {e.kind.replace('_', ' ')}: "
+        f"{_where(e)}MISDEAL {e.kind.replace('_', ' ')}: "
         f"{e.card or '(unread card)'} -> {e.policy}"
     ),
-    E.RoundPaused: lambda e: f"{_rnd(e.round)}PAUSED ({e.reason})",
-    E.RoundResumed: lambda e: f"{_rnd(e.round)}resumed",
+    E.RoundPaused: lambda e: f"{_where(e)}PAUSED ({e.reason})",
+    E.RoundResumed: lambda e: f"{_where(e)}resumed",
     E.RoundVoided: lambda e: f"round {e.round}  VOIDED ({e.reason}): all bets refunded",
     E.IntegrityAlert: lambda e: (
-        f"{_rnd(e.round)}ALERT {e.kind}"
+        f"{_where(e)}ALERT {e.kind}"
         + ("  " + " ".join(f"{k}={v}" for k, v in sorted(e.evidence.items())) if e.evidence
            else "")
     ),
     E.BetsOpen: lambda e: f"round {e.round}  bets open: {' '.join(e.bets)}",
-    E.Fault: lambda e: f"{_rnd(e.round)}FAULT {e.kind}" + (f": {e.detail}" if e.detail else ""),
+    E.Fault: lambda e: f"{_where(e)}FAULT {e.kind}" + (f": {e.detail}" if e.detail else ""),
     E.InsuranceOffer: lambda e: (
         f"round {e.round}  insurance #{e.offer} ({e.stage}): {e.side} bet insured against "
         f"{e.insures} at {e.odds:g}"
