@@ -15,6 +15,7 @@ from shoe_controller.game.roads import (
     bead_plate,
     big_road,
     build_roads,
+    derived_marks,
     layout_streaks,
     parse_results,
     roads_to_dict,
@@ -249,3 +250,19 @@ def test_ask_roads_predict_the_next_mark(results: str) -> None:
             added = after[len(before):]
             assert len(added) <= 1
             assert now.ask[side][name] == (added[0] if added else None)
+
+
+def test_reading_the_physical_grid_instead_would_be_wrong() -> None:
+    """Why the logical columns matter: with a dragon tail, the physical columns of the
+    Big Road are not the streaks, and a derived road read from them differs."""
+    results = "B" * 9 + "P" + "B" * 6 + "PP"
+    road = big_road(results)
+    physical: dict[int, int] = {}
+    for c in road:
+        physical[c.col] = physical.get(c.col, 0) + 1
+    physical_lengths = [physical[c] for c in sorted(physical)]
+    logical = build_roads(results)
+    assert list(logical.column_lengths) == [9, 1, 6, 2]
+    assert physical_lengths != list(logical.column_lengths)
+    assert derived_marks(physical_lengths, 1) != logical.big_eye_boy
+    assert list(logical.big_eye_boy) == reference_marks(results, 1)
