@@ -22,7 +22,6 @@ import logging
 import queue
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -111,41 +110,43 @@ def bridge_inputs(event: Any, mapping: Any | None = None) -> list[tuple[Input, s
 
 
 class ExitReadPairing:
-    """Pairs the exit sensor's card exits with the scanner's reads, in either order.
+    """Pairs the exit sensor's card exits with the scanner's reads, in device order.
 
-    An exit not matched by a read within ``read_timeout`` seconds is an unreadable card.
-    Time is passed in (pure logic, testable without sleeping).
+    The shoe reports a card's scanner read after that card's exit (PROTOCOL.md: device
+    events arrive in device order). So an exit followed by another exit with no read
+    between them was an unreadable card — reported at once, before anything of the next
+    card, so the game sees the cards in the order they left the shoe — and an exit with
+    no read within ``read_timeout`` seconds is unreadable too. A read with no exit before
+    it (a shoe without an exit sensor) is simply a card. Time is passed in (pure logic).
 
     >>> p = ExitReadPairing(read_timeout=0.3)
-    >>> p.exit(10.0); p.read(10.05); p.tick(11.0)
-    []
-    >>> p.exit(12.0); p.tick(12.2), p.tick(12.4)
+    >>> p.exit(10.0), p.read(10.05), p.tick(11.0)
+    ([], None, [])
+    >>> p.exit(12.0), p.exit(12.1)
     ([], [UnreadableCard(reason='card exit without a scanner read')])
+    >>> p.read(12.15), p.tick(13.0)
+    (None, [])
     """
 
     def __init__(self, read_timeout: float = 0.3) -> None:
         self.read_timeout = read_timeout
-        self._exits: deque[float] = deque()
-        self._reads_ahead = 0
+        self._pending: float | None = None
 
-    def exit(self, now: float) -> None:
-        if self._reads_ahead:
-            self._reads_ahead -= 1
-        else:
-            self._exits.append(now)
+    def exit(self, now: float) -> list[Input]:
+        out: list[Input] = []
+        if self._pending is not None:
+            out.append(UnreadableCard("card exit without a scanner read"))
+        self._pending = now
+        return out
 
     def read(self, now: float) -> None:
-        if self._exits:
-            self._exits.popleft()
-        else:
-            self._reads_ahead += 1
+        self._pending = None
 
     def tick(self, now: float) -> list[Input]:
-        out: list[Input] = []
-        while self._exits and now - self._exits[0] >= self.read_timeout:
-            self._exits.popleft()
-            out.append(UnreadableCard("card exit without a scanner read"))
-        return out
+        if self._pending is not None and now - self._pending >= self.read_timeout:
+            self._pending = None
+            return [UnreadableCard("card exit without a scanner read")]
+        return []
 
 
 class SerialInput:
@@ -207,7 +208,8 @@ class SerialInput:
             log.warning("shoe link down: %s (retrying)", event.reason)
         if kind == "card_exit":
             if self.scanner:
-                self.pairing.exit(now)
+                for inp in self.pairing.exit(now):
+                    self._submit(inp, "serial:card_exit")
             elif self.on_card_exit is not None:
                 self.on_card_exit(now)
             return

@@ -773,10 +773,14 @@ class Simulation:
             self.out(f"simulate: the virtual dealer failed: {dealer.error}")
             return 1
         v = dealer.view
+        if v.shoes_ended < opts.shoes:
+            self.out(f"simulate: stopped after {v.shoes_ended} of {opts.shoes} shoe(s) "
+                     f"(shoe {v.shoe} round {v.round}); run again with --state-dir "
+                     f"{state_dir} and the same seed to resume")
         self.out(f"simulate: done: {v.shoes_ended} shoe(s), {journal.last_seq} events "
                  f"journaled, {pending} message(s) left in the outbox"
                  + ("" if not pending else " (sent on the next start with this state dir)"))
-        return 0 if dealer.done.is_set() else 130
+        return 0
 
     def _inputs(self, daemon: Any, station: Any, opts: SimOptions) -> tuple[list[Any], Hands]:
         from firmware_bridge.config import SerialConfig
