@@ -26,6 +26,7 @@ import errno
 import os
 import select
 import shutil
+import sys
 import tempfile
 import threading
 import time
@@ -455,3 +456,35 @@ def _corrupt(wire: bytes) -> bytes:
     i = len(b) // 2
     b[i] ^= 0x01 if b[i] != 0x01 else 0x02
     return bytes(b)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m firmware_bridge.simulator``: a virtual shoe to point a daemon at."""
+    import argparse
+
+    ap = argparse.ArgumentParser(
+        prog="python -m firmware_bridge.simulator",
+        description="A virtual shoe microcontroller on a pty. Prints the path to open "
+        "([serial] port), then deals card exits at a pace until interrupted.",
+    )
+    ap.add_argument("--path", help="stable path to create (default: a temporary one)")
+    ap.add_argument("--pace", type=float, default=2.0, help="seconds between card exits")
+    ap.add_argument("--cards", type=int, default=0, help="card exits to deal (0: none)")
+    ap.add_argument("--device-id", default="SIM-0001")
+    args = ap.parse_args(argv)
+    import signal
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # clean up the path on SIGTERM too
+    with DeviceSimulator(args.device_id, path=args.path) as sim:
+        print(sim.path, flush=True)
+        try:
+            sim.deal(args.cards, pace=args.pace)
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
