@@ -155,38 +155,47 @@ class Settler:
     False
     """
 
-    __slots__ = ("_cache", "_offered", "_offered_id", "rules")
+    __slots__ = ("_by_round", "_offered", "_tables", "rules")
 
     def __init__(self, rules: Rules) -> None:
         self.rules = rules
-        self._cache: dict[int, dict[str, float]] = {}
+        #: per round number: the bets offered, and the memo of their settlements
+        #: (a list indexed by ``node * 8 + pairs code``, shared by rounds offering the
+        #: same bets)
         self._offered: list[tuple[str, ...]] = []
-        self._offered_id: dict[tuple[str, ...], int] = {}
+        self._by_round: list[list[dict[str, float] | None]] = []
+        self._tables: dict[tuple[str, ...], list[dict[str, float] | None]] = {}
+
+    def _extend(self, round_number: int) -> None:
+        while len(self._offered) <= round_number:
+            bets = offered_bets(self.rules, len(self._offered))
+            self._offered.append(bets)
+            table = self._tables.get(bets)
+            if table is None:
+                table = self._tables[bets] = [None] * (len(OUTCOME) * 8)
+            self._by_round.append(table)
 
     def offered(self, round_number: int) -> tuple[str, ...]:
         """Bets offered on a round (memoised)."""
-        offered = self._offered
-        if round_number < len(offered):
-            return offered[round_number]
-        while len(offered) <= round_number:
-            offered.append(offered_bets(self.rules, len(offered)))
-            self._offered_id.setdefault(offered[-1], len(self._offered_id))
-        return offered[round_number]
+        if round_number >= len(self._offered):
+            self._extend(round_number)
+        return self._offered[round_number]
 
     def settle(self, node: int, pairs: Pairs | int, round_number: int) -> dict[str, float]:
         """Settlement of the offered bets of a round that ended at ``node``.
 
         ``pairs`` is a :class:`Pairs` or its ``code``.
         """
-        code = pairs if isinstance(pairs, int) else pairs.code
-        bets = self.offered(round_number)
-        key = (node * 8 + code) * 64 + self._offered_id[bets]
-        hit = self._cache.get(key)
+        code = pairs if pairs.__class__ is int else pairs.code  # type: ignore[union-attr]
+        if round_number >= len(self._by_round):
+            self._extend(round_number)
+        table = self._by_round[round_number]
+        hit = table[node * 8 + code]
         if hit is None:
             outcome = OUTCOME[node]
             if outcome is None:
                 raise ValueError("cannot settle an incomplete round")
             facts = Pairs(bool(code & 1), bool(code & 2), bool(code & 4))
             full = settle(outcome, facts, self.rules.paytable, self.rules.commission)
-            hit = self._cache[key] = {b: full[b] for b in bets}
+            hit = table[node * 8 + code] = {b: full[b] for b in self._offered[round_number]}
         return hit

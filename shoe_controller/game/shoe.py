@@ -258,26 +258,26 @@ def _result(state: ShoeState, nxt: int, player: tuple[str, ...], banker: tuple[s
     p0, p1, b0, b1 = player[0], player[1], banker[0], banker[1]
     player_pair, banker_pair = p0[0] == p1[0], b0[0] == b1[0]
     pairs = player_pair | banker_pair << 1 | (p0 == p1 or b0 == b1) << 2  # Pairs.code
-    out = OUTCOME[nxt]
+    pt, bt, _np, _nb, winner, p_nat, b_nat = OUTCOME[nxt]
+    settler = table.settler
     result = RoundResult(
         shoe,
         rnd,
         player,
         banker,
-        out.player_total,
-        out.banker_total,
-        out.winner,
-        out.player_natural or out.banker_natural,
+        pt,
+        bt,
+        winner,
+        p_nat or b_nat,
         player_pair,
         banker_pair,
-        table.settler.settle(nxt, pairs, rnd),
+        settler.settle(nxt, pairs, rnd),
     )
     if not table.auto_confirm:
         return [result]
     if rnd == state.last_round:
         return [result, ResultConfirmed(shoe, rnd), ShoeEnded(shoe, rnd, "cut_card")]
-    bets = BetsOpen(shoe, rnd + 1, table.settler.offered(rnd + 1))
-    return [result, ResultConfirmed(shoe, rnd), bets]
+    return [result, ResultConfirmed(shoe, rnd), BetsOpen(shoe, rnd + 1, settler.offered(rnd + 1))]
 
 
 def _deal(state: ShoeState, code: str, orientation: str | None) -> list[Event]:
@@ -702,39 +702,43 @@ def fold(rules: Rules, events: Iterable[DomainEvent], state: ShoeState | None = 
 
 # ------------------------------------------------------------------ step (fused)
 
-_CARD_SEEN: Final = I.CardSeen
-_BITS: Final[dict[str, int]] = {c: LANE_BITS * i for c, i in _INDEX.items()}
+#: Card -> (code, value, bit offset of its inventory lane, lane increment).
+_CARD_INFO: Final[dict[Card, tuple[str, int, int, int]]] = {
+    parse_card(c): (c, _VALUE[c], LANE_BITS * _INDEX[c], SHIFT_BY_CODE[c]) for c in _VALUE
+}
+#: node * 10 + value -> (next node, hand, position, prompt on arrival, complete), or None
+#: when no card is due at the node: one lookup per card in the hot path.
+_TRANSITIONS: Final[tuple[tuple[int, str, int, str | None, bool] | None, ...]] = tuple(
+    None
+    if DUE_HAND[n] is None
+    else (
+        NEXT[n * 10 + v],
+        DUE_HAND[n],
+        DUE_POSITION[n],
+        PROMPT[NEXT[n * 10 + v]],
+        COMPLETE[NEXT[n * 10 + v]],
+    )
+    for n in range(len(DUE_HAND))
+    for v in range(10)
+)
 
 
-def _fast_deal(state: ShoeState, node: int, hand: str, code: str, orientation: str | None
-               ) -> tuple[ShoeState, list[Event]]:
-    shoe, rnd = state.shoe, state.round
-    nxt = NEXT[node * 10 + _VALUE[code]]
-    ev = CardDealt(shoe, rnd, hand, DUE_POSITION[node], code, orientation)
-    inventory = state.inventory + SHIFT_BY_CODE[code]
-    if hand == "player":
-        player, banker = (*state.player, code), state.banker
-        new = _replace(state, node=nxt, player=player, inventory=inventory)
-    else:
-        player, banker = state.player, (*state.banker, code)
-        new = _replace(state, node=nxt, banker=banker, inventory=inventory)
-    prompt = PROMPT[nxt]
-    if prompt is None:
-        return new, [ev]
-    if not COMPLETE[nxt]:
-        return new, [ev, DrawPrompt(shoe, rnd, prompt)]
-    tail = _result(new, nxt, player, banker)
-    events = [ev, DrawPrompt(shoe, rnd, prompt), *tail]
-    if len(tail) > 1:  # confirmed at once
-        if tail[-1].__class__ is BetsOpen:
-            new = _replace(new, phase=BETWEEN)
-        else:
-            for e in tail[1:]:
-                new = evolve(new, e)
-    return new, events
-
-
-def step(state: ShoeState, inp: I.Input) -> tuple[ShoeState, list[Event]]:
+def step(
+    state: ShoeState,
+    inp: I.Input,
+    # bound once as locals: this function runs for every card the shoe reads
+    _card_seen: type = I.CardSeen,
+    _info: dict = _CARD_INFO,
+    _transitions: tuple = _TRANSITIONS,
+    _mask: int = _MASK,
+    _in_round: str = IN_ROUND,
+    _between: str = BETWEEN,
+    _replace: Callable[..., ShoeState] = _replace,
+    _dealt: type = CardDealt,
+    _prompted: type = DrawPrompt,
+    _started: type = RoundStarted,
+    _bets_open: type = BetsOpen,
+) -> tuple[ShoeState, list[Event]]:
     """decide and evolve in one: ``(state after the events, events)``.
 
     Exactly ``decide(state, inp)`` and the fold of :func:`evolve` over it (the property
@@ -745,31 +749,49 @@ def step(state: ShoeState, inp: I.Input) -> tuple[ShoeState, list[Event]]:
     >>> s.phase, [e.type for e in evs]
     ('between', ['shoe_started', 'bets_open'])
     """
-    if inp.__class__ is _CARD_SEEN and state.paused is None:
-        code = inp.card.code
+    if inp.__class__ is _card_seen and state.paused is None:
+        code, value, bits, shift = _info[inp.card]
         table = state.table
-        if (state.inventory >> _BITS[code]) & _MASK < table.decks:
+        inventory = state.inventory
+        if (inventory >> bits) & _mask < table.decks:
             phase = state.phase
-            if phase is IN_ROUND:
-                node = state.node
-                hand = DUE_HAND[node]
-                if hand is not None:
-                    return _fast_deal(state, node, hand, code, inp.orientation)
-            elif phase is BETWEEN and table.auto_rounds and not state.carried:
+            if phase is _in_round:
+                tr = _transitions[state.node * 10 + value]
+                if tr is not None:
+                    nxt, hand, position, prompt, complete = tr
+                    shoe, rnd = state.shoe, state.round
+                    ev = _dealt(shoe, rnd, hand, position, code, inp.orientation)
+                    if hand == "player":
+                        player, banker = (*state.player, code), state.banker
+                        new = _replace(state, node=nxt, player=player, inventory=inventory + shift)
+                    else:
+                        player, banker = state.player, (*state.banker, code)
+                        new = _replace(state, node=nxt, banker=banker, inventory=inventory + shift)
+                    if prompt is None:
+                        return new, [ev]
+                    if not complete:
+                        return new, [ev, _prompted(shoe, rnd, prompt)]
+                    tail = _result(new, nxt, player, banker)
+                    if len(tail) > 1:  # confirmed at once
+                        if tail[-1].__class__ is _bets_open:
+                            new = _replace(new, phase=_between)
+                        else:
+                            for e in tail[1:]:
+                                new = evolve(new, e)
+                    return new, [ev, _prompted(shoe, rnd, prompt), *tail]
+            elif phase is _between and table.auto_rounds and not state.carried:
                 shoe, rnd = state.shoe, state.round + 1
                 new = _replace(
                     state,
-                    phase=IN_ROUND,
+                    phase=_in_round,
                     round=rnd,
-                    node=NEXT[_VALUE[code]],
+                    node=NEXT[value],
                     player=(code,),
                     banker=(),
-                    inventory=state.inventory + SHIFT_BY_CODE[code],
+                    inventory=inventory + shift,
                 )
-                return new, [
-                    RoundStarted(shoe, rnd),
-                    CardDealt(shoe, rnd, "player", 1, code, inp.orientation),
-                ]
+                return new, [_started(shoe, rnd), _dealt(shoe, rnd, "player", 1, code,
+                                                         inp.orientation)]
     events = decide(state, inp)
     for ev in events:
         state = _EVOLVERS.get(type(ev), _ev_same)(state, ev)
