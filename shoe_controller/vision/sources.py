@@ -170,6 +170,8 @@ class UsbCamera(FrameSource):
         self.start = time.monotonic()
 
     def set_controls(self, *, exposure: float | None = None, focus: float | None = None) -> bool:
+        self.exposure = exposure if exposure is not None else self.exposure
+        self.focus = focus if focus is not None else self.focus
         cap = self._cap
         if cap is None:
             return False
@@ -192,6 +194,7 @@ class UsbCamera(FrameSource):
             if not ok or frame is None:
                 failures += 1
                 if failures >= self.max_failures:
+                    self.close()  # release the device so a retry can open it again
                     raise CameraError(
                         f"USB camera {self.device}: {failures} reads in a row failed; "
                         "the camera was unplugged or stopped (check the cable and `dmesg`)"
@@ -254,6 +257,8 @@ class PiCamera(FrameSource):
         self.start = time.monotonic()
 
     def set_controls(self, *, exposure: float | None = None, focus: float | None = None) -> bool:
+        self.exposure = exposure if exposure is not None else self.exposure
+        self.focus = focus if focus is not None else self.focus
         if self._cam is None:
             return False
         controls: dict[str, Any] = {}
@@ -270,7 +275,11 @@ class PiCamera(FrameSource):
             self.open()
         while self._cam is not None:
             # picamera2's "RGB888" is B, G, R in memory: OpenCV's order already.
-            frame = self._cam.capture_array("main")
+            try:
+                frame = self._cam.capture_array("main")
+            except Exception as exc:  # libcamera errors have no common base class
+                self.close()
+                raise CameraError(f"Pi camera: capture failed ({exc}); check the cable") from exc
             yield time.monotonic(), frame
 
     def close(self) -> None:
