@@ -128,13 +128,14 @@ function drawBead(c, x, y) {
 
 function drawBig(c, x, y) {
   let tie = "";
+  const ring = c.outcome === "tie" ? "" :
+    `<circle cx="${x}" cy="${y}" r="3.8" fill="none" stroke="${COLOURS[c.outcome]}" stroke-width="1.4"/>`;
   if (c.ties > 0) {
     tie = `<line x1="${x - 3.5}" y1="${y + 3.5}" x2="${x + 3.5}" y2="${y - 3.5}" stroke="${COLOURS.tie}" stroke-width="1.3"/>`;
     if (c.ties > 1) tie += `<text x="${x}" y="${y + 2}" font-size="5" font-weight="bold" text-anchor="middle" fill="${COLOURS.tie}">${c.ties}</text>`;
   }
   return `<g class="cell" data-col="${c.col}" data-row="${c.row}" data-outcome="${c.outcome}" data-ties="${c.ties}">` +
-    `<circle cx="${x}" cy="${y}" r="3.8" fill="none" stroke="${COLOURS[c.outcome]}" stroke-width="1.4"/>` +
-    tie + pairDots(c, x, y) + "</g>";
+    ring + tie + pairDots(c, x, y) + "</g>";
 }
 
 const DERIVED = {
@@ -192,7 +193,10 @@ function render(s) {
 
   const roads = s.roads;
   roadSvg($("bead-plate"), roads.bead_plate, drawBead);
-  roadSvg($("big-road"), roads.big_road, drawBig);
+  // ties before the first Banker/Player result wait, drawn on the empty first cell
+  const waiting = roads.big_road.length === 0 && roads.leading_ties > 0
+    ? [{ col: 0, row: 0, outcome: "tie", ties: roads.leading_ties }] : [];
+  roadSvg($("big-road"), roads.big_road.length ? roads.big_road : waiting, drawBig);
   roadSvg($("big-eye-boy"), roads.grids.big_eye_boy, drawDerived("big_eye_boy"));
   roadSvg($("small-road"), roads.grids.small_road, drawDerived("small_road"));
   roadSvg($("cockroach-pig"), roads.grids.cockroach_pig, drawDerived("cockroach_pig"));
