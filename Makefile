@@ -6,10 +6,11 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: run test lint bench clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml shoe_controller/display/package-lock.json
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m shoe_controller.display.build --quiet
 	touch $(STAMP)
 
 ## run: a whole simulated table (virtual shoe, synthetic camera, mock pins)
