@@ -68,6 +68,7 @@ class Paytable(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     Defaults are the rule sheets' (DESIGN.md).
     """
 
+    #: Player wins.
     player: Payout = 1.0
     #: Banker win on a commission table (5% commission).
     banker: Payout = 0.95
@@ -75,15 +76,18 @@ class Paytable(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     banker_no_commission: Payout = 1.0
     #: ... which pays this instead (no-commission tables).
     banker_no_commission_six: Payout = 0.5
+    #: The round is a tie (Player and Banker bets push).
     tie: Payout = 8.0
+    #: Player's / Banker's first two cards are a pair (same rank).
     player_pair: Payout = 11.0
     banker_pair: Payout = 11.0
     #: Either hand's first two cards a pair; paid once even when both are.
     either_pair: Payout = 5.0
     #: Either hand's first two cards the same rank and suit; paid once.
     perfect_pair: Payout = 25.0
-    #: The hand is a natural (8 or 9 on two cards), whoever wins.
+    #: The Player hand is a natural (8 or 9 on two cards), whoever wins.
     player_natural: Payout = 3.5
+    #: The Banker hand is a natural, whoever wins.
     banker_natural: Payout = 3.5
     #: Player/Banker Bonus: the hand wins with a natural.
     bonus_natural_win: Payout = 1.0
@@ -91,6 +95,7 @@ class Paytable(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     bonus_natural_tie: Annotated[float, msgspec.Meta(ge=-1, le=10000)] = 0.0
     #: Player/Banker Bonus: a non-natural win by 9, 8, 7, 6, 5, 4 points.
     bonus_margin_9: Payout = 30.0
+    #: (win by 8)
     bonus_margin_8: Payout = 10.0
     bonus_margin_7: Payout = 6.0
     bonus_margin_6: Payout = 4.0
