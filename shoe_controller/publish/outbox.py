@@ -15,9 +15,12 @@ These functions take a connection and leave transactions to the caller.
 >>> import sqlite3
 >>> conn = sqlite3.connect(":memory:", isolation_level=None)
 >>> ensure_schema(conn)
->>> stage(conn, [Message("t/casino", b"1", retain=False, seq=1),
-...              Message("t/display", b"a", retain=True, coalesce_key="display")], 1)
->>> stage(conn, [Message("t/display", b"b", retain=True, coalesce_key="display")], 1)
+>>> [r.id for r in stage(conn, [Message("t/casino", b"1", retain=False, seq=1),
+...     Message("t/display", b"a", retain=True, coalesce_key="display")], 1)]
+[1, 2]
+>>> [r.id for r in stage(conn, [Message("t/display", b"b", retain=True,
+...                                     coalesce_key="display")], 1)]
+[3]
 >>> [(r.topic, r.payload) for r in fetch(conn, after_id=0, limit=10)]
 [('t/casino', b'1'), ('t/display', b'b')]
 >>> staged_through(conn), pending_count(conn)
@@ -84,18 +87,25 @@ def ensure_schema(conn: sqlite3.Connection) -> None:
     conn.executescript(_SCHEMA)
 
 
-def stage(conn: sqlite3.Connection, messages: Iterable[Message], through_seq: int) -> None:
-    """Store ``messages`` and record that journal events up to ``through_seq`` are staged."""
+def stage(conn: sqlite3.Connection, messages: Iterable[Message],
+          through_seq: int) -> list[Row]:
+    """Store ``messages`` and record that journal events up to ``through_seq`` are staged.
+
+    Returns the stored rows (with their ids), in order.
+    """
+    rows = []
     for m in messages:
         if m.coalesce_key is not None:
             conn.execute("DELETE FROM outbox WHERE coalesce_key = ?", (m.coalesce_key,))
-        conn.execute(
+        cur = conn.execute(
             "INSERT INTO outbox (topic, payload, retain, seq, coalesce_key) "
             "VALUES (?, ?, ?, ?, ?)",
             (m.topic, m.payload, int(m.retain), m.seq, m.coalesce_key),
         )
+        rows.append(Row(int(cur.lastrowid or 0), m.topic, m.payload, m.retain, m.seq))
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('outbox_through_seq', ?)",
                  (str(through_seq),))
+    return rows
 
 
 def staged_through(conn: sqlite3.Connection) -> int:

@@ -118,6 +118,11 @@ class Publisher:
         self._stopping = False
         self._thread: threading.Thread | None = None
         self._link: Any = None
+        # What has been handed to paho (guarded by _send_lock).
+        self._send_lock = threading.Lock()
+        self._inflight: dict[int, int] = {}   # paho mid -> outbox row id
+        self._cursor = 0                      # highest row id handed to paho
+        self._last_staged_id = 0              # highest row id staged (under _stage_lock)
 
     # -- life cycle ------------------------------------------------------------------
 
@@ -180,22 +185,24 @@ class Publisher:
             events, more = more[0], more[1:]
         if more:
             time = more[0]
+        if not self.config.enabled:
+            return self.journal.append(events, time)
         with self._stage_lock:
             self._ensure_caught_up()
-            done: list[tuple[ReleaseState, Any, bytes | None, int]] = []
+            done: list[tuple[ReleaseState, Any, bytes | None, int, list[outbox.Row]]] = []
 
             def hook(conn: Any, entries: list[JournalEntry]) -> None:
                 new = self._gap(conn, entries[0].seq) + entries
-                if not self.config.enabled:
-                    return
                 messages, release, display, dbytes = self._messages_for(new)
-                outbox.stage(conn, messages, new[-1].seq)
-                done.append((release, display, dbytes, new[-1].seq))
+                rows = outbox.stage(conn, messages, new[-1].seq)
+                done.append((release, display, dbytes, new[-1].seq, rows))
 
             entries = self.journal.append(events, time, hook=hook)
             if done:
-                self._release, self._display, self._display_bytes, self._staged_through = done[0]
-        self._wake()
+                release, display, dbytes, through, rows = done[0]
+                self._release, self._display, self._display_bytes = release, display, dbytes
+                self._staged_through = through
+                self._staged(rows)
         return entries
 
     def submit(self, entries: Sequence[JournalEntry]) -> None:
@@ -212,14 +219,14 @@ class Publisher:
             try:
                 new = self._gap(self._conn, new[0].seq) + new
                 messages, release, display, dbytes = self._messages_for(new)
-                outbox.stage(self._conn, messages, new[-1].seq)
+                rows = outbox.stage(self._conn, messages, new[-1].seq)
                 self._conn.execute("COMMIT")
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise
             self._release, self._display, self._display_bytes = release, display, dbytes
             self._staged_through = new[-1].seq
-        self._wake()
+            self._staged(rows)
 
     # -- state -----------------------------------------------------------------------
 
@@ -282,6 +289,10 @@ class Publisher:
         self._release, self._display, self._staged_through = release, display, through
         self._display_bytes = (display_payload(_display_dict(display))
                                if self._display_on and through else None)
+        # Rows left from an earlier run are sent first, by the sender thread: the fast
+        # path waits until the cursor has passed them.
+        self._last_staged_id = int(self._conn.execute(
+            "SELECT COALESCE(MAX(id), 0) FROM outbox").fetchone()[0])
         self._caught_up = True
         rest = list(self.journal.replay(through + 1))
         if rest and self.config.enabled:
@@ -333,15 +344,47 @@ class Publisher:
                 return
             self._conn.execute("BEGIN IMMEDIATE")
             try:
-                outbox.stage(self._conn, [outbox.Message(
+                rows = outbox.stage(self._conn, [outbox.Message(
                     self.topics.display_state, self._display_bytes, retain=True,
                     coalesce_key="display")], self._staged_through)
                 self._conn.execute("COMMIT")
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise
+            self._staged(rows, fast=False)
 
     # -- sender thread ---------------------------------------------------------------
+
+    def _staged(self, rows: list[outbox.Row], fast: bool = True) -> None:
+        """Rows were committed to the outbox (under _stage_lock): send them."""
+        if not rows:
+            return
+        before, self._last_staged_id = self._last_staged_id, rows[-1].id
+        if not (fast and self._send_now(rows, before)):
+            self._wake()
+
+    def _send_now(self, rows: list[outbox.Row], staged_before: int) -> bool:
+        """Fast path on the caller's thread: hand freshly staged rows straight to paho
+        when nothing older is waiting and the window has room. Never blocks: if the
+        sender thread is busy, it is left to do it. (paho's publish only queues.)"""
+        link = self._link
+        if link is None or not link.connected:
+            return False
+        if not self._send_lock.acquire(blocking=False):
+            return False
+        try:
+            if (self._cursor != staged_before
+                    or len(self._inflight) + len(rows) > self.config.max_inflight):
+                return False
+            for row in rows:
+                mid = link.publish(row.topic, row.payload, row.retain)
+                self._inflight[mid] = row.id
+                self._cursor = row.id
+            return True
+        except Exception:  # paho would not queue it: the sender thread retries
+            return False
+        finally:
+            self._send_lock.release()
 
     def _wake(self) -> None:
         with self._cond:
@@ -368,9 +411,11 @@ class Publisher:
                           "in the outbox and are sent on the next start")
 
     def _send_loop(self) -> None:
+        """The sender thread: deletes acknowledged rows, re-sends refused ones after a
+        pause, and sends whatever the fast path did not (backlog, after a start or an
+        outage). ``_inflight`` maps paho mids to outbox row ids; ``_cursor`` is the
+        highest row id handed to paho by this process (ids only grow)."""
         conn = connect(self.journal.path, synchronous="NORMAL")
-        inflight: dict[int, int] = {}    # paho mid -> outbox row id
-        cursor = 0                       # highest row id handed to paho by this process
         retry: dict[int, float] = {}     # refused row id -> when to try again
         try:
             while True:
@@ -384,16 +429,17 @@ class Publisher:
                     self._work = False
                     reconnected, self._reconnected = self._reconnected, False
                 done: list[int] = []
-                for mid, ok, why in acks:
-                    row_id = inflight.pop(mid, None)
-                    if row_id is None:
-                        continue  # the status message, or a row of an earlier connection
-                    if ok:
-                        done.append(row_id)
-                    else:
-                        log.warning("broker refused outbox message %d (%s); retrying in "
-                                    "%.0f s", row_id, why, RETRY_AFTER_REFUSAL)
-                        retry[row_id] = time.monotonic() + RETRY_AFTER_REFUSAL
+                with self._send_lock:
+                    for mid, ok, why in acks:
+                        row_id = self._inflight.pop(mid, None)
+                        if row_id is None:
+                            continue  # the status message
+                        if ok:
+                            done.append(row_id)
+                        else:
+                            log.warning("broker refused outbox message %d (%s); retrying "
+                                        "in %.0f s", row_id, why, RETRY_AFTER_REFUSAL)
+                            retry[row_id] = time.monotonic() + RETRY_AFTER_REFUSAL
                 if done:
                     conn.execute("BEGIN IMMEDIATE")
                     outbox.delete(conn, done)
@@ -405,29 +451,36 @@ class Publisher:
                 link = self._link
                 if link is None or not link.connected:
                     continue
-                room = self.config.max_inflight - len(inflight)
-                now = time.monotonic()
-                due = sorted(r for r, t in retry.items() if t <= now)[:max(room, 0)]
-                rows = outbox.fetch_ids(conn, due)
-                for r in due:
-                    retry.pop(r, None)  # sent again below, or gone (coalesced away)
-                if room - len(rows) > 0:
-                    fresh = outbox.fetch(conn, cursor, room - len(rows))
-                    rows += fresh
-                for row in rows:
-                    try:
-                        mid = link.publish(row.topic, row.payload, row.retain)
-                    except Exception as exc:  # paho refused to queue: try again later
-                        log.warning("cannot hand outbox message %d to MQTT: %s", row.id, exc)
-                        retry[row.id] = time.monotonic() + RETRY_AFTER_REFUSAL
-                    else:
-                        inflight[mid] = row.id
-                    cursor = max(cursor, row.id)
-                if rows:
+                with self._send_lock:
+                    sent = self._send_backlog(conn, link, retry)
+                if sent:
                     with self._cond:
                         self._work = True  # there may be more: look again at once
         finally:
             conn.close()
+
+    def _send_backlog(self, conn: Any, link: Any, retry: dict[int, float]) -> int:
+        """(under _send_lock) Send due retries, then rows beyond the cursor."""
+        room = self.config.max_inflight - len(self._inflight)
+        if room <= 0:
+            return 0
+        now = time.monotonic()
+        due = sorted(r for r, t in retry.items() if t <= now)[:room]
+        rows = outbox.fetch_ids(conn, due)
+        for r in due:
+            retry.pop(r, None)  # sent again below, or gone (coalesced away)
+        if room - len(rows) > 0:
+            rows += outbox.fetch(conn, self._cursor, room - len(rows))
+        for row in rows:
+            try:
+                mid = link.publish(row.topic, row.payload, row.retain)
+            except Exception as exc:  # paho refused to queue it: try again later
+                log.warning("cannot hand outbox message %d to MQTT: %s", row.id, exc)
+                retry[row.id] = time.monotonic() + RETRY_AFTER_REFUSAL
+            else:
+                self._inflight[mid] = row.id
+            self._cursor = max(self._cursor, row.id)
+        return len(rows)
 
 
 def _display_dict(display: Any) -> dict[str, Any]:
