@@ -80,13 +80,24 @@ class Harness:
 
     def device_events(self, n: int, timeout: float = 3.0) -> list[object]:
         """The next ``n`` device events (link_up/link_down/link faults skipped)."""
-        out = []
+        out: list[object] = []
+        skipped: list[object] = []
         deadline = time.monotonic() + timeout
         while len(out) < n:
-            ev = self.q.get(timeout=max(0.0, deadline - time.monotonic()))
+            try:
+                ev = self.q.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                link = self.link
+                raise AssertionError(
+                    f"{len(out)} of {n} device events within {timeout} s: "
+                    f"seqs {seqs(out)}, link events {skipped}, stats {link.stats}, "
+                    f"expected {link._expected}, high water {link._high_water}, "
+                    f"held {sorted(link._stash)}, device last seq {self.sim.last_seq}"
+                ) from None
             if isinstance(ev, LinkUp | LinkDown) or (
                 isinstance(ev, BridgeFault) and ev.source == "link"
             ):
+                skipped.append(ev)
                 continue
             out.append(ev)
         return out
