@@ -12,9 +12,11 @@ from collections import Counter
 from fractions import Fraction
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shoe_controller.game import odds
-from shoe_controller.game.cards import ALL_CARDS, parse_cards
+from shoe_controller.game.cards import ALL_CARDS, parse_card, parse_cards
 from shoe_controller.game.rules import Paytable
 
 # --- an independent tableau and settlement, written from DESIGN.md ----------------------
@@ -290,3 +292,21 @@ def test_large_shoes_stay_exact_beyond_int64():
     a = odds.analyse(odds.shoe_counts(40))
     assert a.probabilities["player_pair"] == Fraction(13 * 160 * 159, 2080 * 2079)
     assert sum(odds.outcome_probabilities(odds.shoe_counts(40)).values()) == 1
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(st.integers(0, 2), min_size=10, max_size=10).filter(lambda v: 6 <= sum(v) <= 14)
+)
+def test_depleted_value_compositions_agree_with_value_recursion(values):
+    # one card code per value class stands for the class (0 -> tens, 1 -> aces ...)
+    counts = [0] * 52
+    for v, n in enumerate(values):
+        code = "T" if v == 0 else "A" if v == 1 else str(v)
+        counts[parse_card(code + "S").index] = n
+    expected = {k: p for k, p in brute_force_values(values).items() if p}
+    got = odds.outcome_probabilities(counts)
+    assert {
+        (o.player_total, o.banker_total, o.player_cards, o.banker_cards): p
+        for o, p in got.items()
+    } == expected

@@ -63,3 +63,26 @@ def test_console_script_end_to_end():
         capture_output=True, text=True, timeout=60, check=True,
     )
     assert json.loads(proc.stdout)["exact"]["probabilities"]["player_pair"] == "31/415"
+
+
+def test_config_file_paytable_decks_and_commission(tmp_path, capsys):
+    cfg = tmp_path / "table.toml"
+    cfg.write_text(
+        "[table]\nid = 'T1'\n[rules]\ndecks = 6\ncommission = 'no_commission'\n"
+        "[paytable]\ntie = 9.0\n"
+    )
+    out = run_json(capsys, "--config", str(cfg))
+    assert out["decks"] == 6 and out["commission"] is False
+    p_tie = Fraction(out["exact"]["probabilities"]["tie"])
+    assert Fraction(out["exact"]["house_edge"]["tie"]) == 1 - 10 * p_tie
+    # options given on the command line win over the file
+    out = run_json(capsys, "--config", str(cfg), "--decks", "8", "--commission")
+    assert out["decks"] == 8 and out["commission"] is True
+
+
+def test_bad_config_file_exits_2(tmp_path, capsys):
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text("[rules]\ndecks = 'eight'\n")
+    assert main(["odds", "--config", str(cfg)]) == 2
+    err = capsys.readouterr().err
+    assert "decks" in err and "bad.toml" in err

@@ -3,6 +3,7 @@
     shoe-controller odds                         # a fresh 8-deck shoe, commission table
     shoe-controller odds --decks 6 --no-commission
     shoe-controller odds --removed "AS KD 9H 9H" --json
+    shoe-controller odds --config /etc/shoe-controller/table.toml   # the table's paytable
 
 ``--removed`` lists the cards already out of a fresh shoe (any order, codes as in
 ``replay``). ``--json`` prints one object: ``probabilities`` (bet -> probability it
@@ -23,18 +24,25 @@ from fractions import Fraction
 
 from shoe_controller.game import odds
 from shoe_controller.game.cards import CardParseError, parse_card
-from shoe_controller.game.rules import Paytable
+from shoe_controller.game.rules import Rules
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--decks", type=int, default=8, help="decks in the fresh shoe (8)")
+    parser.add_argument(
+        "--decks", type=int, default=None,
+        help="decks in the fresh shoe (default 8, or the config's [rules] decks)",
+    )
+    parser.add_argument(
+        "--config", metavar="FILE",
+        help="a table configuration: its [paytable], [rules] decks and commission",
+    )
     parser.add_argument(
         "--removed", default="", help='cards already out of the shoe, e.g. "AS KD 10H"'
     )
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument(
-        "--commission", dest="commission", action="store_true", default=True,
-        help="Banker wins pay 0.95 (default)",
+        "--commission", dest="commission", action="store_true", default=None,
+        help="Banker wins pay 0.95 (default, or the config's [rules] commission)",
     )
     mode.add_argument(
         "--no-commission", dest="commission", action="store_false",
@@ -59,20 +67,29 @@ def _ratio(x: Fraction) -> str:
 
 def report(args: argparse.Namespace) -> dict[str, object]:
     """The analysis as a JSON-ready dict (raises CompositionError on bad input)."""
-    if not 1 <= args.decks <= 64:
-        raise odds.CompositionError(f"--decks: expected 1-64, got {args.decks}")
+    rules = Rules()
+    if args.config:
+        from shoe_controller.config import ConfigError, load_config
+
+        try:
+            rules = load_config(args.config).rules
+        except (ConfigError, OSError) as exc:
+            raise odds.CompositionError(str(exc)) from None
+    decks = rules.decks if args.decks is None else args.decks
+    commission = rules.commission == "commission" if args.commission is None else args.commission
+    if not 1 <= decks <= 64:
+        raise odds.CompositionError(f"--decks: expected 1-64, got {decks}")
     removed = _removed_cards(args.removed)
-    counts = odds.remaining_counts(args.decks, removed)
-    paytable = Paytable()
-    odds.prepare(paytable, args.commission)
+    counts = odds.remaining_counts(decks, removed)
+    odds.prepare(rules.paytable, commission)
     start = time.perf_counter()
-    analysis = odds.analyse(counts, paytable, args.commission)
+    analysis = odds.analyse(counts, rules.paytable, commission)
     elapsed_ms = (time.perf_counter() - start) * 1000
     return {
-        "decks": args.decks,
+        "decks": decks,
         "removed": len(removed),
         "cards_left": analysis.cards,
-        "commission": args.commission,
+        "commission": commission,
         "probabilities": {k: float(v) for k, v in analysis.probabilities.items()},
         "house_edge": {k: float(v) for k, v in analysis.house_edge.items()},
         "expected_value": {k: float(v) for k, v in analysis.expected_value.items()},
