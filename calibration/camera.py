@@ -43,6 +43,7 @@ from shoe_controller.vision.sources import CameraError, FrameSource, crop, open_
 
 __all__ = [
     "PreviewServer",
+    "RoiFinder",
     "add_arguments",
     "annotate",
     "measure",
@@ -83,6 +84,50 @@ def annotate(frame: np.ndarray, roi: Sequence[int] | None, figures: dict[str, fl
     cv2.putText(out, text, (8, 22), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (0, 0, 0), 3)
     cv2.putText(out, text, (8, 22), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (255, 255, 255), 1)
     return out
+
+
+class RoiFinder:
+    """Where card faces appear over many frames: the ROI to propose.
+
+    A pixel counts as card where it is lighter than the dark shoe interior; the proposal
+    is the box of pixels that were card in at least ``share`` of the frames that showed
+    a card, grown by ``margin`` (cards drift a little from pass to pass).
+
+    >>> f = RoiFinder()
+    >>> frame = np.zeros((100, 200), np.uint8)
+    >>> frame[20:60, 50:120] = 220
+    >>> f.add(frame); f.add(np.zeros((100, 200), np.uint8))
+    >>> f.suggest(margin=0.1)
+    (43, 16, 84, 48)
+    """
+
+    def __init__(self, level: int = 90, share: float = 0.05) -> None:
+        self.level, self.share = level, share
+        self.count: np.ndarray | None = None
+        self.frames_with_card = 0
+
+    def add(self, frame: np.ndarray) -> None:
+        grey = frame if frame.ndim == 2 else cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+        light = grey > self.level
+        if light.mean() < 0.01:
+            return  # the empty window tells nothing about where cards pass
+        if self.count is None:
+            self.count = np.zeros(grey.shape, np.int32)
+        self.count += light
+        self.frames_with_card += 1
+
+    def suggest(self, margin: float = 0.1) -> tuple[int, int, int, int] | None:
+        if self.count is None or not self.frames_with_card:
+            return None
+        ys, xs = np.nonzero(self.count >= max(1.0, self.share * self.frames_with_card))
+        if not len(xs):
+            return None
+        h, w = self.count.shape
+        x0, x1, y0, y1 = int(xs.min()), int(xs.max()) + 1, int(ys.min()), int(ys.max()) + 1
+        mx, my = round((x1 - x0) * margin), round((y1 - y0) * margin)
+        x0, y0 = max(0, x0 - mx), max(0, y0 - my)
+        x1, y1 = min(w, x1 + mx), min(h, y1 + my)
+        return x0, y0, x1 - x0, y1 - y0
 
 
 _PAGE = """<!doctype html>
@@ -308,6 +353,11 @@ def script_items(text: str) -> list[str]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_source_arguments(parser)
     parser.add_argument("--roi", type=_rect, help="region of interest x,y,width,height")
+    parser.add_argument(
+        "--suggest-roi",
+        action="store_true",
+        help="pass cards through the window: propose the ROI where card faces appeared",
+    )
     parser.add_argument("--exposure", type=float, help="manual exposure (camera units)")
     parser.add_argument("--focus", type=float, help="manual focus (camera units)")
     parser.add_argument(
@@ -386,6 +436,7 @@ def run(args: argparse.Namespace) -> int:
     if frames is None and args.duration is None and args.serve is None:
         frames = 1 if not args.snapshots else 100  # a quick look unless told otherwise
     server = None
+    seen: RoiFinder | None = None
     last: dict[str, float] = {}
     swept: list[tuple[float, float]] = []
     best_focus = cfg.focus
@@ -403,7 +454,10 @@ def run(args: argparse.Namespace) -> int:
                 print(f"preview: {server.url}", flush=True)
             if args.snapshots:
                 args.snapshots.mkdir(parents=True, exist_ok=True)
+            seen = RoiFinder() if args.suggest_roi else None
             for n, (_t, frame) in enumerate(_limited(source, frames, args.duration)):
+                if seen is not None:
+                    seen.add(frame)
                 last = measure(frame, roi)
                 shown = annotate(frame, roi, last)
                 if server is not None:
@@ -421,6 +475,13 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if server is not None:
             server.close()
+    if seen is not None:
+        suggested = seen.suggest()
+        if suggested is None:
+            print("no card face was seen: cannot suggest a ROI (pass cards through the window)")
+        else:
+            print("suggested ROI: " + ",".join(map(str, suggested)))
+            roi = roi if args.roi else suggested
     settings: dict[str, Any] = {
         "roi": list(roi) if roi else None,
         "exposure": cfg.exposure,

@@ -321,3 +321,34 @@ def test_selftest_reports_failures() -> None:
 def test_selftest_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert calibrate(["selftest", "--only", "lasers"]) == 2
     assert "lasers" in capsys.readouterr().err
+
+
+def test_camera_suggests_the_roi_where_cards_passed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    for i, x in enumerate([200, 220, 240, None, 260]):
+        frame = np.full((480, 640, 3), 25, np.uint8)
+        if x is not None:
+            frame[150:350, x : x + 150] = 225  # a card face sliding along x
+        cv2.imwrite(str(frames / f"{i}.png"), frame)
+    rc = calibrate(
+        [
+            "camera",
+            "--source",
+            "folder",
+            "--device",
+            str(frames),
+            "--fps",
+            "0",
+            "--frames",
+            "5",
+            "--suggest-roi",
+            "--json",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "suggested ROI: 179,130,252,240" in out  # 200..410 x 150..350, grown by 10 %
+    assert json.loads(out.strip().splitlines()[-1])["roi"] == [179, 130, 252, 240]
