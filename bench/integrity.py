@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
+from shoe_controller.game import edge_sorting as es
+from shoe_controller.game import shuffle_integrity as si
 from shoe_controller.game.cards import ALL_CARDS, parse_card
 from shoe_controller.game.events import (
     BurnIndicator,
@@ -109,6 +111,9 @@ def fair_run(shoes: int, seed: int) -> None:
     history: dict[int, int] = {}  # fingerprint -> shoe, every earlier shoe
     alarms: Counter[str] = Counter()
     alarmed_shoes = 0
+    worst: dict[str, float] = {"order_run": 0, "suit_run": 0, "z deck order": 0.0,
+                               "z previous shoe": 0.0, "repeat windows": 0,
+                               "edge p (min)": 1.0}
     start = time.perf_counter()
     for shoe in range(1, shoes + 1):
         cards = fresh_cards()
@@ -129,6 +134,20 @@ def fair_run(shoes: int, seed: int) -> None:
             history.setdefault(fp, shoe)
         alarms.update(tests)
         alarmed_shoes += bool(tests)
+        # the end-of-shoe statistics, to show the margin below each threshold
+        seq = state.sequence
+        worst["order_run"] = max(worst["order_run"], si.longest_order_run(seq))
+        worst["suit_run"] = max(worst["suit_run"], si.longest_suit_run(seq))
+        worst["z deck order"] = max(worst["z deck order"],
+                                    si.adjacency_test(seq, si.DECK_ORDER).z)
+        if state.previous_neighbours:
+            worst["z previous shoe"] = max(worst["z previous shoe"],
+                                           si.adjacency_test(seq, state.previous_neighbours).z)
+        worst["repeat windows"] = max(worst["repeat windows"], repeats)
+        t = es.edge_sorting_test(state.oriented, CONFIG.edge_sorting_min_expected)
+        for p in (t.key_p, t.ranks_p):
+            if p is not None:
+                worst["edge p (min)"] = min(worst["edge p (min)"], p)
         if shoe % 500 == 0:
             print(f"  ... {shoe} fair shoes, {alarmed_shoes} with an alarm "
                   f"({time.perf_counter() - start:.0f} s)", flush=True)
@@ -141,6 +160,14 @@ def fair_run(shoes: int, seed: int) -> None:
     for test in ("order_run", "suit_run", "adjacency_deck_order", "adjacency_previous_shoe",
                  "repeat", "edge_sorting"):
         print(f"  {test:26s} false alarms {alarms[test]}")
+    c = CONFIG
+    limits = {"order_run": c.order_run_threshold, "suit_run": c.suit_run_threshold,
+              "z deck order": c.adjacency_z, "z previous shoe": c.adjacency_z,
+              "repeat windows": c.repeat_min_windows, "edge p (min)": c.edge_sorting_alpha}
+    print("  worst end-of-shoe statistic over the fair shoes (alert threshold):")
+    for name, value in worst.items():
+        shown = f"{value:.2e}" if name.startswith("edge") else f"{value:.2f}"
+        print(f"    {name:18s} {shown:>10s}   ({limits[name]:g})")
 
 
 def stacked_run(per_kind: int, seed: int) -> None:
