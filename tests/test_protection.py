@@ -217,3 +217,19 @@ def renumber(events, shoe):
     import msgspec
 
     return [msgspec.structs.replace(e, shoe=shoe) for e in events]
+
+
+def test_analytics_config_is_validated_by_the_config_loader():
+    import pytest
+
+    from shoe_controller.config import ConfigError, load_config_text
+
+    cfg = load_config_text("[analytics]\nadvantage_threshold = 0.01\nadvantage_bets = ['tie']\n")
+    assert cfg.analytics.advantage_threshold == 0.01
+    assert cfg.analytics.advantage_bets == ("tie",)
+    with pytest.raises(ConfigError, match="advantage_bets"):
+        load_config_text("[analytics]\nadvantage_bets = ['tie', 'dragon']\n")
+    with pytest.raises(ConfigError, match="adjacency_z"):
+        load_config_text("[analytics]\nadjacency_z = 'high'\n")
+    with pytest.raises(ConfigError, match="nope"):
+        load_config_text("[analytics]\nnope = 1\n")

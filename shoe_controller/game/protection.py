@@ -78,6 +78,15 @@ class AnalyticsConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     #: ``edge_sorting``: smallest expected cell count for a chi-square test to be used.
     edge_sorting_min_expected: Annotated[float, msgspec.Meta(gt=0)] = 3.0
 
+    def __post_init__(self) -> None:
+        from shoe_controller.game.rules import BET_NAMES
+
+        unknown = [b for b in self.advantage_bets if b not in BET_NAMES]
+        if unknown:
+            raise ValueError(
+                f"advantage_bets: unknown bet {', '.join(unknown)} (bets: {', '.join(BET_NAMES)})"
+            )
+
 
 @dataclass(frozen=True, slots=True, eq=False)
 class ProtectionState:
