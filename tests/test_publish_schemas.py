@@ -173,3 +173,24 @@ def test_asyncapi_document_names_every_payload_schema():
 
 def test_schema_files_are_in_the_package_folder():
     assert Path(schemagen.__file__).parent / "schemas" == SCHEMAS
+
+
+def test_the_verification_recipe_in_docs_works_on_real_messages(tmp_path):
+    """docs/mqtt.md's consumer recipe, run as written, on a real chain (and a forgery)."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "mqtt.md").read_text()
+    code = text.split("## Verifying the casino feed")[1].split("```python")[1].split("```")[0]
+    namespace: dict = {}
+    exec(code, namespace)
+    check = namespace["check"]
+    with Journal.open(tmp_path / "j.sqlite3", table_id="T1") as journal:
+        entries = journal.append(shoe_events(3)[:30])
+    last = None
+    for e in entries:
+        last = check(casino_payload(e, "T1", b"k"), b"k", last)
+    forged = json.loads(casino_payload(entries[5], "T1", b"k"))
+    forged["event"]["card"] = "AS"
+    with pytest.raises(ValueError, match="bad signature"):
+        check(json.dumps(forged).encode(), b"k", None)
+    with pytest.raises(ValueError, match="chain broken"):
+        check(casino_payload(entries[7], "T1", b"k"), b"k",
+              {"seq": entries[6].seq, "hash": entries[5].hash})
