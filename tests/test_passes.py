@@ -259,3 +259,28 @@ def test_property_never_a_card_that_not_every_confident_frame_said(
 
 def test_vote_empty_tally() -> None:
     assert isinstance(vote(Tally(), 1), UnreadableCard)
+
+
+def test_sensor_tail_frames_of_the_exited_card_are_not_a_new_card() -> None:
+    t = PassTracker(sensor=True, min_frames=2, exit_grace_s=0.0, exit_timeout_s=0.5)
+    out = feed(t, [card("QH")] * 4)  # t = 0 .. 0.05
+    out += t.card_exit(0.06)
+    # The card lingers two frames after its exit (same read, then a rejection), then gone.
+    for i, r in enumerate([card("QH"), FrameRead.rejected("cut off"), EMPTY, EMPTY]):
+        out += t.frame(0.07 + i / FPS, r)
+    out += t.tick(5.0)  # long after: no "seen without exit" for the tail
+    assert out == [CardSeen(parse_card("QH"), "up", "index")]
+    assert t.tail_frames == 2 and not t.in_pass
+
+
+def test_sensor_next_card_right_behind_the_tail_starts_a_new_pass() -> None:
+    t = PassTracker(sensor=True, min_frames=2, exit_grace_s=0.0)
+    out = feed(t, [card("QH")] * 3)
+    out += t.card_exit(0.04)
+    out += feed(t, [card("QH"), card("7D"), card("7D"), card("7D")], t0=0.05)
+    out += t.card_exit(0.2)
+    out += t.tick(0.3)
+    assert out == [
+        CardSeen(parse_card("QH"), "up", "index"),
+        CardSeen(parse_card("7D"), "up", "index"),
+    ]

@@ -14,7 +14,10 @@ A pass is bounded by:
   to this exit (plus ``exit_grace_s``) are the pass. An exit with no card in any frame is
   unreadable; a card in the window with no exit event within ``exit_timeout_s`` is
   unreadable too (a missed sensor event must never lose a card silently); two separate
-  presences for one exit are unreadable (two cards, one sensor event).
+  presences for one exit are unreadable (two cards, one sensor event). Frames of the
+  exited card still in view after its pass (the same read, or no confident read, until
+  ``gap_frames`` empty frames) are its tail and ignored; a confident read of anything
+  else starts the next pass at once.
 - otherwise, presence in the window: a pass starts at the first non-empty frame and ends
   after ``gap_frames`` consecutive empty frames.
 
@@ -92,6 +95,17 @@ class Tally:
                 self.orientations[code, read.orientation] += 1
         else:
             self.abstentions[f"frame of kind {read.kind!r} without a card"] += 1
+
+
+def _vote_key(read: FrameRead, min_confidence: float) -> tuple[str, str] | None:
+    """The vote a frame casts, as :meth:`Tally.add` counts it; None for an abstention."""
+    if read.kind == "foreign":
+        return ("foreign", read.payload or "")
+    if read.kind not in ("card", "cut") or read.confidence < min_confidence:
+        return None
+    if read.kind == "cut":
+        return ("cut", "")
+    return ("card", read.card.code) if read.card is not None else None
 
 
 def _label(key: tuple[str, str]) -> str:
@@ -174,6 +188,12 @@ class PassTracker:
         self._present = False
         self._pending_exit: float | None = None
         self._boundary = float("-inf")
+        # Sensor mode: the exited card may linger in view for a frame or two after its
+        # exit event; those tail frames must not start a "new card" (see frame()).
+        self._tail = False
+        self._tail_key: tuple[str, str] | None = None
+        #: Frames of an exited card still in view after its pass was decided (ignored).
+        self.tail_frames = 0
         #: Frames that arrived timestamped before a pass already decided (ignored).
         self.late_frames = 0
         #: Passes decided so far.
@@ -209,6 +229,19 @@ class PassTracker:
             self.late_frames += 1
             return []
         out = self.tick(t)
+        if self._tail:
+            if read.kind == "empty":
+                self._empty_run += 1
+                if self._empty_run >= self.gap_frames:
+                    self._tail = False
+                return out
+            key = _vote_key(read, self.min_confidence)
+            if key is None or key == self._tail_key:
+                self._empty_run = 0
+                self.tail_frames += 1
+                return out
+            # A confident read of something else: the next card has arrived.
+            self._tail = False
         if read.kind == "empty":
             self._empty_run += 1
             if self._empty_run >= self.gap_frames:
@@ -270,6 +303,8 @@ class PassTracker:
         assert self._pending_exit is not None
         self._boundary = self._pending_exit + self.exit_grace_s
         self._pending_exit = None
+        self._tail = self._present
+        self._tail_key = next(iter(self._tally.votes)) if len(self._tally.votes) == 1 else None
         if self._tally.presences > 1:
             n = self._tally.presences
             self._reset()
