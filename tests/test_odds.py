@@ -310,3 +310,34 @@ def test_depleted_value_compositions_agree_with_value_recursion(values):
         (o.player_total, o.banker_total, o.player_cards, o.banker_cards): p
         for o, p in got.items()
     } == expected
+
+
+def test_dragon_bonus_combinations_match_the_published_eight_deck_table():
+    # Wizard of Odds, "Baccarat side bets", Dragon Bonus (8 decks): combinations out of
+    # 416*415*414*413*412*411 (the page prints that total rounded to 15 digits)
+    total = 416 * 415 * 414 * 413 * 412 * 411
+    published = {
+        "player": {9: 18_409_431_764_992, 8: 34_097_645_543_424, 7: 89_590_261_473_280,
+                   6: 141_238_897_317_888, 5: 166_169_165_987_840, 4: 186_780_352_174_080},
+        "banker": {9: 15_390_342_909_952, 8: 28_305_092_784_128, 7: 79_517_099_278_336,
+                   6: 119_200_072_366_080, 5: 157_275_882_332_160, 4: 201_147_167_287_296},
+    }
+    probs = odds.outcome_probabilities(odds.shoe_counts(8))
+    for side, margins in published.items():
+        for margin, combos in margins.items():
+            p = sum(
+                pr for o, pr in probs.items()
+                if not (o.player_natural or o.banker_natural)
+                and (o.player_total - o.banker_total if side == "player"
+                     else o.banker_total - o.player_total) == margin
+            )
+            assert p == Fraction(combos, total), (side, margin)
+    natural_win = sum(pr for o, pr in probs.items() if o.player_natural
+                      and o.player_total > o.banker_total)
+    natural_tie = sum(pr for o, pr in probs.items() if o.player_natural
+                      and o.player_total == o.banker_total)
+    assert natural_win == Fraction(812_685_054_124_032, total)
+    assert natural_tie == Fraction(89_325_908_267_520, total)
+    a = odds.analyse(odds.shoe_counts(8))
+    assert round(float(a.house_edge["player_bonus"]), 6) == 0.026517
+    assert round(float(a.house_edge["banker_bonus"]), 6) == 0.093731
