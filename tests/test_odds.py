@@ -341,3 +341,17 @@ def test_dragon_bonus_combinations_match_the_published_eight_deck_table():
     a = odds.analyse(odds.shoe_counts(8))
     assert round(float(a.house_edge["player_bonus"]), 6) == 0.026517
     assert round(float(a.house_edge["banker_bonus"]), 6) == 0.093731
+
+
+def test_lucky_six_and_card_count_figures_match_published_eight_deck_tables():
+    # Wizard of Odds, Lucky 6 (Macau pays 12 / 20): winning Banker 6 on two / three cards
+    total = 416 * 415 * 414 * 413 * 412 * 411
+    a = odds.analyse(odds.shoe_counts(8))
+    assert a.probabilities["lucky_six_2"] == Fraction(186_173_936_904_192, total)
+    assert a.probabilities["lucky_six_3"] == Fraction(83_058_367_551_488, total)
+    assert round(float(a.house_edge["lucky_six"]), 6) == 0.166836
+    # the "4-5-6" table: probability the round uses 4, 5 or 6 cards
+    probs = odds.outcome_probabilities(odds.shoe_counts(8))
+    by_cards = {n: sum(p for o, p in probs.items() if o.player_cards + o.banker_cards == n)
+                for n in (4, 5, 6)}
+    assert [round(float(by_cards[n]), 6) for n in (4, 5, 6)] == [0.378868, 0.303444, 0.317687]
