@@ -55,7 +55,11 @@ def fast_config(port: str, **kw: object) -> SerialConfig:
 
 @pytest.fixture
 def sim() -> Iterator[DeviceSimulator]:
-    with DeviceSimulator(heartbeat_interval=0.05) as s:
+    # These tests deal up to 500 cards/s (a shoe: about 1/s). A replay buffer of 1024
+    # covers as much time at that pace as the default 64 does at a real one, so a reader
+    # starved on a loaded machine never makes the stress tests lose events; the
+    # overflow itself is tested with a buffer of 4.
+    with DeviceSimulator(heartbeat_interval=0.05, replay_size=1024) as s:
         yield s
 
 
