@@ -284,3 +284,28 @@ def test_sensor_next_card_right_behind_the_tail_starts_a_new_pass() -> None:
         CardSeen(parse_card("QH"), "up", "index"),
         CardSeen(parse_card("7D"), "up", "index"),
     ]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(codes, st.integers(2, 6), st.integers(0, 2), st.integers(0, 4)),
+        min_size=1,
+        max_size=15,
+    )
+)
+def test_property_sensor_mode_one_read_per_exit(passes: list[tuple[str, int, int, int]]) -> None:
+    """Card frames, the exit event, a short tail of the same card, a gap: each exit gives
+    exactly its card, in order, and nothing else ever comes out."""
+    t = PassTracker(sensor=True, min_frames=2, gap_frames=2, exit_grace_s=0.01)
+    clock, out = 0.0, []
+    for code, n, tail, gap in passes:
+        for r in [card(code)] * n:
+            out += t.frame(clock, r)
+            clock += 1 / FPS
+        out += t.card_exit(clock - 0.5 / FPS)
+        for r in [card(code)] * tail + [EMPTY] * (2 + gap):
+            out += t.frame(clock, r)
+            clock += 1 / FPS
+    out += t.tick(clock + 10) + t.flush()
+    assert out == [CardSeen(parse_card(c), "up", "index") for c, *_ in passes]
