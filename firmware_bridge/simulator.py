@@ -290,17 +290,21 @@ class DeviceSimulator:
             view = view[n:]
 
     # ---------------------------------------------------------------- scripting: events
-    def emit(self, msg: Message) -> int:
-        """Send any device event message (for instance a type from a future firmware)."""
+    def _event(self, make: str, *args: object) -> int:
+        """Have the device core record one event (``make`` names the DeviceCore method)
+        and send it; returns its sequence number. Under the lock: a reboot may replace
+        the core at any time."""
         with self._lock:
-            self._send(self.core.event(msg))
+            self._send(getattr(self.core, make)(*args))
             return self.core.last_seq
 
+    def emit(self, msg: Message) -> int:
+        """Send any device event message (for instance a type from a future firmware)."""
+        return self._event("event", msg)
+
     def card_exit(self, duration_us: int = 40_000) -> int:
-        """One card leaves the shoe. Returns its event sequence number."""
-        with self._lock:
-            self._send(self.core.card_exit(duration_us))
-            return self.core.last_seq
+        """One card leaves the shoe. Returns its event sequence number (as all below)."""
+        return self._event("card_exit", duration_us)
 
     def deal(self, count: int, pace: float = 0.0, duration_us: int = 40_000) -> None:
         """``count`` card exits, one every ``pace`` seconds (0: as fast as possible)."""
@@ -319,36 +323,24 @@ class DeviceSimulator:
     def card_read(self, payload: bytes | str, symbology: int = 1) -> int:
         """The shoe's scanner reads ``payload`` (symbology 1 = Code 128)."""
         raw = payload.encode() if isinstance(payload, str) else payload
-        with self._lock:
-            self._send(self.core.card_read(raw, symbology))
-            return self.core.last_seq
+        return self._event("card_read", raw, symbology)
 
     def press(self, button: str) -> int:
         """A button on the shoe (protocol.BUTTON_NAMES: new_round, confirm, ...)."""
-        with self._lock:
-            self._send(self.core.button(button))
-            return self.core.last_seq
+        return self._event("button", button)
 
     def lid(self, is_open: bool) -> int:
-        with self._lock:
-            self._send(self.core.lid(is_open))
-            return self.core.last_seq
+        return self._event("lid", is_open)
 
     def shoe_loaded(self) -> int:
-        with self._lock:
-            self._send(self.core.shoe(True))
-            return self.core.last_seq
+        return self._event("shoe", True)
 
     def shoe_empty(self) -> int:
-        with self._lock:
-            self._send(self.core.shoe(False))
-            return self.core.last_seq
+        return self._event("shoe", False)
 
     def fault(self, fault: str | int = "exit_sensor_blocked", detail: str = "") -> int:
         """The firmware reports a fault (a name of protocol.FAULT_NAMES or a code)."""
-        with self._lock:
-            self._send(self.core.fault(_fault_code(fault), detail))
-            return self.core.last_seq
+        return self._event("fault", _fault_code(fault), detail)
 
     # ---------------------------------------------------------------- scripting: faults
     def garbage(self, data: bytes | int = 32) -> None:
