@@ -192,16 +192,38 @@ def _check_serial(link: Any, info: Any) -> list[Check]:
                 + (f", FAULT {status.fault}" if status.fault else ""),
             )
         )
-        link.set_lights(100)
-        link.set_lights(status.brightness)
-        checks.append(Check("serial", "lights command", True, "acknowledged"))
+        caps = set(info.capabilities)
+        if "lights" in caps:
+            link.set_lights(100)
+            link.set_lights(status.brightness)
+            checks.append(Check("serial", "lights command", True, "acknowledged"))
+        if "lock" in caps:
+            link.set_lock(True)
+            locked = link.request_status().locked
+            link.set_lock(status.locked)
+            checks.append(
+                Check(
+                    "serial",
+                    "draw lock",
+                    locked,
+                    "engaged and released"
+                    if locked
+                    else "the device did not report the lock engaged",
+                )
+            )
     except LinkError as exc:
         checks.append(Check("serial", "commands", False, str(exc)))
     return checks
 
 
-def _check_sensors(events: queue.Queue[Any], operator: _Operator, timeout: float) -> list[Check]:
+def _check_sensors(
+    events: queue.Queue[Any], operator: _Operator, timeout: float, caps: set[str]
+) -> list[Check]:
+    """Each sensor the device says it has (its capabilities), with the operator's help."""
     checks = []
+    if "card_exit" not in caps:
+        checks.append(Check("sensors", "card exit", False, "the device reports no exit gate"))
+        return checks
     operator.ask("card_exit", "sensors: deal one card through the exit gate")
     ev = _next_event(events, {"card_exit"}, timeout)
     checks.append(
@@ -214,13 +236,37 @@ def _check_sensors(events: queue.Queue[Any], operator: _Operator, timeout: float
             else f"no card exit within {timeout:g} s",
         )
     )
-    for opened in (True, False):
+    for opened in (True, False) if "lid" in caps else ():
         word = "open" if opened else "close"
         operator.ask(f"lid:{word}", f"sensors: {word} the lid")
         ev = _next_event(events, {"lid"}, timeout)
         ok = ev is not None and ev.open is opened
         checks.append(
             Check("sensors", f"lid {word}", ok, "seen" if ok else f"no lid {word} in {timeout:g} s")
+        )
+    if "buttons" in caps:
+        operator.ask("shoe:confirm", "sensors: press the shoe's own confirm button")
+        ev = _next_event(events, {"button"}, timeout)
+        checks.append(
+            Check(
+                "sensors",
+                "shoe button",
+                ev is not None,
+                f"{ev.button} pressed" if ev is not None else f"no press in {timeout:g} s",
+            )
+        )
+    if "card_read" in caps:
+        operator.ask("scan", "sensors: pass a barcoded card over the shoe's scanner")
+        ev = _next_event(events, {"card_read"}, timeout)
+        checks.append(
+            Check(
+                "sensors",
+                "scanner",
+                ev is not None,
+                f"read {ev.text!r} ({ev.symbology})"
+                if ev is not None
+                else f"no read in {timeout:g} s",
+            )
         )
     return checks
 
@@ -233,8 +279,12 @@ def run_checks(
     timeout: float,
     simulate: bool,
     say: Callable[[str], None] = print,
+    dwell: float | None = None,
 ) -> list[Check]:
-    """Run the chosen checks; with ``simulate``, on mock pins and the device simulator."""
+    """Run the chosen checks; with ``simulate``, on mock pins and the device simulator.
+
+    ``dwell``: seconds each LED stays lit (default 0.5 on the table, 0.02 simulated).
+    """
     checks: list[Check] = []
     sim = None
     station = None
@@ -267,10 +317,16 @@ def run_checks(
                 sim.card_exit(duration_us=38_000)
             elif kind == "lid" and sim is not None:
                 sim.lid(arg == "open")
+            elif kind == "shoe" and sim is not None:
+                sim.press(arg)
+            elif kind == "scan" and sim is not None:
+                sim.card_read("D1-QH")
 
         operator = _Operator(say, act if simulate else None)
         if station is not None and "leds" in parts:
-            checks += _check_leds(station, say, 0.02 if simulate else 0.5)
+            checks += _check_leds(
+                station, say, dwell if dwell is not None else (0.02 if simulate else 0.5)
+            )
         if station is not None and "buttons" in parts:
             checks += _check_buttons(station, operator, timeout)
         if parts & {"serial", "sensors"}:
@@ -286,7 +342,8 @@ def run_checks(
                 if "serial" in parts:
                     checks += _check_serial(link, info)
                 if "sensors" in parts:
-                    checks += _check_sensors(events, operator, timeout)
+                    caps = set(info.capabilities)
+                    checks += _check_sensors(events, operator, timeout, caps)
     finally:
         if link is not None:
             link.stop()

@@ -290,9 +290,34 @@ def test_selftest_simulated_end_to_end(capsys: pytest.CaptureFixture[str]) -> No
         ("buttons", "confirm"),
         ("buttons", "key"),
         ("serial", "ping"),
+        ("serial", "draw lock"),
         ("sensors", "card exit"),
         ("sensors", "lid close"),
+        ("sensors", "shoe button"),
+        ("sensors", "scanner"),
     } <= names
+
+
+def test_selftest_sensors_fail_when_nothing_happens() -> None:
+    """A real link to the device simulator, but nobody deals, opens the lid or scans."""
+    from firmware_bridge.config import SerialConfig
+    from firmware_bridge.simulator import DeviceSimulator
+    from shoe_controller.dealer.config import GpioConfig
+
+    with DeviceSimulator(heartbeat_interval=0.05) as sim:
+        checks = run_checks(
+            GpioConfig(pin_factory="mock"),
+            SerialConfig(port=sim.path),
+            {"serial", "sensors"},
+            timeout=0.2,
+            simulate=False,
+            say=lambda _text: None,
+        )
+    by_name = {(c.part, c.name): c for c in checks}
+    assert by_name["serial", "ping"].ok and by_name["serial", "status"].ok
+    assert not by_name["sensors", "card exit"].ok
+    assert "no card exit" in by_name["sensors", "card exit"].detail
+    assert not by_name["sensors", "lid open"].ok and not by_name["sensors", "scanner"].ok
 
 
 def test_selftest_reports_failures() -> None:
@@ -308,6 +333,7 @@ def test_selftest_reports_failures() -> None:
         timeout=0.2,
         simulate=False,
         say=said.append,
+        dwell=0.01,
     )
     by_name = {(c.part, c.name): c for c in checks}
     assert by_name["leds", "tie"].ok
