@@ -287,6 +287,14 @@ def test_bad_compositions_are_refused_with_the_reason():
         odds.analyse([8] * 10)
 
 
+@pytest.mark.parametrize("decks", [16, 22])
+def test_int64_path_equals_python_integers_up_to_its_limit(decks, monkeypatch):
+    counts = odds.remaining_counts(decks, ["AS", "7H", "7H", "KD"])
+    fast = odds.outcome_probabilities(counts)
+    monkeypatch.setattr(odds, "_INT64_LIMIT", 0)  # force Python integers
+    assert odds.outcome_probabilities(counts) == fast
+
+
 def test_large_shoes_stay_exact_beyond_int64():
     # 40 decks: N(N-1)...(N-5) exceeds what int64 may safely hold; Python ints take over
     a = odds.analyse(odds.shoe_counts(40))

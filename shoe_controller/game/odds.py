@@ -212,6 +212,9 @@ def _plan() -> _Plan:
     return _Plan(first, same, s0, s1, s2, leaves)
 
 
+_INT64_LIMIT = 2**61
+
+
 def _falling(n: int, k: int) -> int:
     out = 1
     for i in range(k):
@@ -232,9 +235,10 @@ def _outcome_numerators(values: Sequence[int]) -> tuple[np.ndarray, int]:
     if n < 6:
         raise CompositionError(f"{n} cards left: a round may need 6")
     denominator = _falling(n, 6)
-    # int64 is exact while every partial sum stays below the total mass N(N-1)...(N-5)
-    # and every intermediate product below 2**63; otherwise use Python integers.
-    dtype: Any = np.int64 if denominator < 2**58 else object
+    # Every weight, partial sum and intermediate product below is at most about twice
+    # the total mass N(N-1)...(N-5) (c[x] c[y] S0 <= N**2 * N(N-1)(N-2)(N-3)), so int64
+    # is exact while that is below 2**61 (22 decks); beyond, Python integers.
+    dtype: Any = np.int64 if denominator < _INT64_LIMIT else object
     plan = _plan()
     c = np.array(values, dtype=dtype)
     w = np.ones(10**4, dtype=dtype)
