@@ -10,6 +10,7 @@
    queue.Queue; the figure is from just before the device's write to the moment the
    consumer thread has it from ``queue.get()`` (so it includes the consumer's wake-up).
    Cards are dealt one at a time with 0.5-2 ms between them. Target: p99 < 2 ms.
+3. The control: the same bytes through a bare pty in one thread (the kernel's share).
 """
 
 from __future__ import annotations
@@ -109,6 +110,35 @@ def latency(cards: int) -> tuple[list[float], list[float], dict[str, int]]:
     return to_get, to_decode, stats
 
 
+def pty_floor(cards: int) -> list[float]:
+    """The control: the same frame written to a raw pty master and read back from the
+    slave in the same thread (select + read), no link, no thread hand-off: what the
+    kernel's pty path alone costs on this machine right now."""
+    import select
+    import tty
+
+    rng = random.Random(3)
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    wire = encode(CardExitReport(1, 40_000), 1)
+    out = []
+    try:
+        for i in range(cards + 50):
+            t0 = time.monotonic_ns()
+            os.write(master, wire)
+            got = b""
+            while len(got) < len(wire):
+                select.select([slave], [], [])
+                got += os.read(slave, 4096)
+            if i >= 50:
+                out.append((time.monotonic_ns() - t0) / 1e6)
+            time.sleep(rng.uniform(0.0005, 0.002))
+    finally:
+        os.close(master)
+        os.close(slave)
+    return out
+
+
 def pct(xs: list[float], p: float) -> float:
     return statistics.quantiles(xs, n=1000, method="inclusive")[int(p * 10) - 1]
 
@@ -132,6 +162,11 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"                  device write -> frame decoded on the host:           "
         f"p50 {pct(to_decode, 50):.3f} ms  p99 {pct(to_decode, 99):.3f} ms"
+    )
+    floor = pty_floor(args.cards)
+    print(
+        f"control: raw pty write -> read, one thread, no link:                   "
+        f"p50 {pct(floor, 50):.3f} ms  p99 {pct(floor, 99):.3f} ms"
     )
     lost = stats["events_lost"] + stats["duplicates"] + stats["bad_frames"]
     print(f"link: {stats['events']} events, {lost} lost/duplicate/bad frames")
