@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from shoe_controller.game import inputs as I
 from shoe_controller.game.cards import ALL_CARDS
 from shoe_controller.game.events import decode_event, encode_event
+from shoe_controller.game.insurance import InsuranceConfig
 from shoe_controller.game.rules import Rules
 from shoe_controller.game.shoe import decide, evolve, fold, initial_state, step
 from shoe_controller.game.tableau import coup
@@ -33,11 +34,17 @@ rules_st = st.builds(
     commission=st.sampled_from(["commission", "no_commission"]),
     rounds=st.sampled_from(["auto", "button"]),
     confirm=st.sampled_from(["auto", "button"]),
+    insurance=st.sampled_from([
+        InsuranceConfig(),
+        InsuranceConfig(enabled=True),
+        InsuranceConfig(enabled=True, reveal="button"),
+    ]),
 )
 
 OPS = ["card"] * 45 + [
     "cut", "new_round", "new_round", "confirm", "confirm", "confirm", "pause", "resume",
-    "resume", "void", "unreadable", "foreign", "manual", "fault", "reveal", "new_shoe",
+    "resume", "void", "unreadable", "foreign", "manual", "fault", "reveal", "reveal",
+    "reveal", "void_insurance", "new_shoe",
 ]
 
 
@@ -80,6 +87,8 @@ def _inputs(rules: Rules, seed: int, ops: list[str]):
             yield I.Fault("camera_lost", "test")
         elif op == "reveal":
             yield I.Reveal(rng.choice(["player", "banker"]))
+        elif op == "void_insurance":
+            yield I.VoidInsurance("test")
         elif op == "new_shoe":
             yield I.NewShoe()
 
@@ -97,6 +106,8 @@ class Model:
         self.confirmed: set[int] = set()
         self.results: dict[int, object] = {}
         self.current: int | None = None
+        self.offers: dict[int, list[int]] = {}
+        self.open_offers: set[int] = set()
 
     def check_shoe_end(self) -> None:
         assert self.reads == self.accounted, (self.reads - self.accounted,
@@ -139,9 +150,19 @@ def test_shoe_machine_invariants(rules, seed, ops):
                 if t == "misdeal" and ev.policy == "carry":
                     model.carried.append(ev.card)
             elif t == "round_started":
+                assert not model.open_offers
                 model.rounds_started.append(ev.round)
+            elif t == "insurance_offer":
+                assert ev.round == model.rounds_started[-1]
+                assert len(model.hands.get((ev.round, "banker"), [])) == 2  # never at B3
+                model.offers.setdefault(ev.round, []).append(ev.offer)
+                model.open_offers.add(ev.offer)
+            elif t == "insurance_closed":
+                assert set(ev.offers) == model.open_offers and ev.offers
+                model.open_offers.clear()
             elif t == "card_dealt":
                 assert ev.round == model.rounds_started[-1]
+                assert not model.open_offers  # offers close before the next card
                 if model.carried:
                     assert ev.card == model.carried.popleft()  # carried cards come first
                 else:
@@ -159,11 +180,14 @@ def test_shoe_machine_invariants(rules, seed, ops):
                 assert (len(pv), len(bv)) == (len(p), len(b))
                 assert ev.player_total == sum(pv) % 10 and ev.banker_total == sum(bv) % 10
                 assert r not in model.voided
+                assert not model.open_offers  # betting closed before the result
+                assert [i.offer for i in ev.insurance] == model.offers.get(r, [])
                 model.results[r] = ev
             elif t == "result_confirmed":
                 assert ev.round in model.results and ev.round not in model.voided
                 model.confirmed.add(ev.round)
             elif t == "round_voided":
+                assert not model.open_offers
                 assert ev.round not in model.confirmed
                 model.voided.add(ev.round)
             elif t == "shoe_ended":

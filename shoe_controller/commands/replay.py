@@ -2,7 +2,9 @@
 
 Everything is read and parsed first: a bad token exits with status 2 and a message
 naming it, before any output. Results are confirmed by ``RESULT`` tokens when the input
-has any (the dealer confirms each round), else as soon as a round is complete. Then the
+has any (the dealer confirms each round), else as soon as a round is complete; reveal
+tokens (``REVEAL_P``/``REVEAL_B``) turn the insurance side game on, with reveal buttons
+and confirmation by ``RESULT``. Then the
 inputs run through the game core and every domain event is printed: one readable line
 each, or one JSON object each (``--json``).
 """
@@ -14,7 +16,8 @@ import sys
 
 from shoe_controller.game.describe import describe
 from shoe_controller.game.events import encode_event
-from shoe_controller.game.inputs import ConfirmResult
+from shoe_controller.game.inputs import ConfirmResult, Reveal, VoidInsurance
+from shoe_controller.game.insurance import InsuranceConfig
 from shoe_controller.game.protection import interleave
 from shoe_controller.game.replay_text import ReplayParseError, replay_inputs
 from shoe_controller.game.rules import Rules
@@ -46,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "(integrity alerts are always printed)")
 
 
-def _rules(args: argparse.Namespace, confirm: str) -> Rules:
+def _rules(args: argparse.Namespace, confirm: str, insurance: bool) -> Rules:
     return Rules(
         decks=args.decks,
         burn="none" if args.no_burn else "first_card",
@@ -55,6 +58,7 @@ def _rules(args: argparse.Namespace, confirm: str) -> Rules:
         commission=args.commission,
         rounds=args.rounds,
         confirm=confirm,
+        insurance=InsuranceConfig(enabled=insurance, reveal="button"),
     )
 
 
@@ -80,8 +84,13 @@ def run(args: argparse.Namespace) -> int:
     # A recording with RESULT tokens comes from a table where the dealer confirms each
     # result (an extra card before RESULT is then a misdeal of that round); without
     # them, results are confirmed as soon as the round is complete.
-    confirm = "button" if any(isinstance(i, ConfirmResult) for i in inputs) else "auto"
-    shoe = Shoe(_rules(args, confirm))
+    # Reveal tokens come from an insurance table with reveal buttons, where each round
+    # stays open for the reveals until the dealer confirms it.
+    insurance = any(isinstance(i, Reveal | VoidInsurance) for i in inputs)
+    confirm = "button" if insurance or any(isinstance(i, ConfirmResult) for i in inputs) else (
+        "auto"
+    )
+    shoe = Shoe(_rules(args, confirm, insurance))
     events = [ev for inp in inputs for ev in shoe.apply(inp)]
     events = interleave(events, shoe.rules, analysis=args.analysis)  # game protection
     if args.json:

@@ -86,6 +86,8 @@ _FORMATS: dict[type, Callable[[Any], str]] = {
         f"round {e.round}  insurance #{e.offer} ({e.stage}): {e.side} bet insured against "
         f"{e.insures} at {e.odds:g}"
     ),
+    E.HandRevealed: lambda e: f"round {e.round}  {e.hand} hand revealed ({e.cards} cards)",
+    E.InsuranceVoided: lambda e: f"round {e.round}  INSURANCE VOID ({e.reason}): refunded",
     E.InsuranceClosed: lambda e: (
         f"round {e.round}  insurance closed ({e.reason}): "
         + " ".join(f"#{o}" for o in e.offers)

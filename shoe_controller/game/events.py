@@ -35,9 +35,11 @@ __all__ = [
     "Event",
     "EventDecodeError",
     "Fault",
+    "HandRevealed",
     "InsuranceClosed",
     "InsuranceOffer",
     "InsuranceSettlement",
+    "InsuranceVoided",
     "IntegrityAlert",
     "LastRound",
     "Misdeal",
@@ -129,11 +131,29 @@ class InsuranceOffer(DomainEvent, frozen=True, tag="insurance_offer"):
 
 
 class InsuranceClosed(DomainEvent, frozen=True, tag="insurance_closed"):
-    """Betting on the round's open insurance offers is over."""
+    """Betting on the round's open insurance offers is over: the next card left the
+    shoe, the next hand was revealed, the result was confirmed, or the round (or its
+    insurance) was voided."""
 
     round: int
     offers: tuple[int, ...]
-    reason: Literal["card", "result", "void"]
+    reason: Literal["card", "reveal", "result", "void"]
+
+
+class InsuranceVoided(DomainEvent, frozen=True, tag="insurance_voided"):
+    """Every insurance bet of the round is void (refunded): e.g. the fourth or fifth card
+    was exposed by mistake and insurance was bet because of it."""
+
+    round: int
+    reason: str
+
+
+class HandRevealed(DomainEvent, frozen=True, tag="hand_revealed"):
+    """The dealer revealed a hand's cards dealt so far (insurance reveal points)."""
+
+    round: int
+    hand: Hand
+    cards: int
 
 
 class InsuranceSettlement(msgspec.Struct, frozen=True):
@@ -263,6 +283,8 @@ Event = (
     | DrawPrompt
     | InsuranceOffer
     | InsuranceClosed
+    | InsuranceVoided
+    | HandRevealed
     | RoundResult
     | ResultConfirmed
     | CutCard

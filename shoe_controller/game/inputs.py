@@ -34,6 +34,7 @@ __all__ = [
     "Reveal",
     "UnreadableCard",
     "Void",
+    "VoidInsurance",
 ]
 
 #: Orientation of a card's index as the camera saw it: upright or upside down.
@@ -120,6 +121,14 @@ class Void:
 
 
 @dataclass(frozen=True, slots=True)
+class VoidInsurance:
+    """Supervisor: void the insurance bets of the round in progress (the round stands),
+    e.g. when the fourth or fifth card was exposed by mistake."""
+
+    reason: str = "supervisor"
+
+
+@dataclass(frozen=True, slots=True)
 class Fault:
     """An adapter lost something it needs (serial link, camera, sensor): pause and alarm.
 
@@ -143,5 +152,6 @@ Input = (
     | Pause
     | Resume
     | Void
+    | VoidInsurance
     | Fault
 )

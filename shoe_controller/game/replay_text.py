@@ -8,7 +8,8 @@ Tokens (case-insensitive; ``#`` starts a comment to the end of the line):
 - ``CUT`` the cut card passes; ``SHOE`` a new (shuffled) shoe begins;
 - ``NEW`` the dealer opens a round; ``RESULT`` the dealer confirms the result;
 - ``PAUSE``, ``RESUME``, ``VOID`` supervisor actions;
-- ``REVEAL_P``, ``REVEAL_B`` the dealer reveals Player's / Banker's hand (insurance).
+- ``REVEAL_P``, ``REVEAL_B`` the dealer reveals Player's / Banker's hand (insurance);
+  ``VOID_INSURANCE`` the supervisor voids the round's insurance bets.
 
 Everything is parsed before anything is run, so a bad token stops a replay before any
 output: :class:`ReplayParseError` names the token, its 1-based number in the input, and
@@ -41,6 +42,7 @@ from shoe_controller.game.inputs import (
     Resume,
     Reveal,
     Void,
+    VoidInsurance,
 )
 
 __all__ = ["KEYWORDS", "ReplayParseError", "Token", "parse_replay", "replay_inputs"]
@@ -56,6 +58,7 @@ KEYWORDS: Final[dict[str, Input]] = {
     "VOID": Void("supervisor"),
     "REVEAL_P": Reveal("player"),
     "REVEAL_B": Reveal("banker"),
+    "VOID_INSURANCE": VoidInsurance("supervisor"),
 }
 
 _ORIENTATION: Final = {"^": "up", "V": "down"}

@@ -21,6 +21,8 @@ from typing import Annotated, Final, Literal
 
 import msgspec
 
+from shoe_controller.game.insurance import InsuranceConfig
+
 __all__ = [
     "BET_NAMES",
     "BetAvailability",
@@ -178,6 +180,7 @@ class Rules(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     confirm: ButtonMode = "auto"
     paytable: Paytable = msgspec.field(default_factory=Paytable)
     bet_availability: BetAvailability = msgspec.field(default_factory=BetAvailability)
+    insurance: InsuranceConfig = msgspec.field(default_factory=InsuranceConfig)
 
 
 def burn_count(rules: Rules, indicator_value: int | None = None) -> int:

@@ -47,6 +47,11 @@ from shoe_controller.game.events import (
     DrawPrompt,
     Event,
     Fault,
+    HandRevealed,
+    InsuranceClosed,
+    InsuranceOffer,
+    InsuranceSettlement,
+    InsuranceVoided,
     IntegrityAlert,
     LastRound,
     Misdeal,
@@ -59,6 +64,7 @@ from shoe_controller.game.events import (
     ShoeEnded,
     ShoeStarted,
 )
+from shoe_controller.game.insurance import applicable_rows
 from shoe_controller.game.inventory import LANE_BITS, SHIFT_BY_CODE, counts
 from shoe_controller.game.round import (
     COMPLETE,
@@ -110,7 +116,17 @@ class Table:
     Equal when the rules are equal, so a state rebuilt from a journal compares equal.
     """
 
-    __slots__ = ("auto_confirm", "auto_rounds", "decks", "rules", "settler")
+    __slots__ = (
+        "auto_confirm",
+        "auto_rounds",
+        "decks",
+        "defer_result",
+        "insurance",
+        "plain",
+        "reveal_auto",
+        "rules",
+        "settler",
+    )
 
     def __init__(self, rules: Rules) -> None:
         self.rules = rules
@@ -118,6 +134,14 @@ class Table:
         self.decks = rules.decks
         self.auto_rounds = rules.rounds == "auto"
         self.auto_confirm = rules.confirm == "auto"
+        #: the insurance side game, or None when this table does not offer it
+        self.insurance = rules.insurance if rules.insurance.enabled else None
+        self.reveal_auto = rules.insurance.reveal == "auto"
+        #: with insurance and a confirm button, round_result waits for the confirmation
+        #: (offers made while the hands are revealed are settled in it)
+        self.defer_result = self.insurance is not None and not self.auto_confirm
+        #: no side game: the fused fast path of step() applies
+        self.plain = self.insurance is None
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Table) and other.rules == self.rules
@@ -162,6 +186,12 @@ class ShoeState(msgspec.Struct, frozen=True):
     burned: int = 0
     discarded: int = 0
     unread: int = 0
+    #: insurance: cards of each hand revealed (reveal buttons), the round's offers, the
+    #: ids of those still open, and whether the round's insurance was voided
+    revealed: tuple[int, int] = (0, 0)
+    offers: tuple[InsuranceOffer, ...] = ()
+    open_offers: tuple[int, ...] = ()
+    insurance_void: bool = False
 
     @property
     def rules(self) -> Rules:
@@ -221,6 +251,10 @@ def decide(state: ShoeState, inp: I.Input) -> tuple[Event, ...]:
     handler = _HANDLERS.get(type(inp))
     if handler is None:
         raise TypeError(f"not a shoe input: {inp!r}")
+    if state.open_offers and type(inp) in _LEAVES_SHOE:
+        # insurance offers close when the next card leaves the shoe
+        closed = _closing(state, "card")
+        return (*closed, *handler(evolve(state, closed[0]), inp))
     return handler(state, inp)
 
 
@@ -251,17 +285,26 @@ def _close(state: ShoeState, rnd: int) -> list[Event]:
     return [BetsOpen(state.shoe, rnd + 1, state.table.settler.offered(rnd + 1))]
 
 
-def _result(state: ShoeState, nxt: int, player: tuple[str, ...], banker: tuple[str, ...]
-            ) -> list[Event]:
-    """The events of a round that just completed at node ``nxt`` with these cards."""
-    shoe, rnd, table = state.shoe, state.round, state.table
+def _round_result(state: ShoeState, nxt: int, player: tuple[str, ...],
+                  banker: tuple[str, ...]) -> RoundResult:
+    """The round_result of a round complete at node ``nxt`` with these cards."""
+    rnd = state.round
     p0, p1, b0, b1 = player[0], player[1], banker[0], banker[1]
     player_pair, banker_pair = p0[0] == p1[0], b0[0] == b1[0]
     pairs = player_pair | banker_pair << 1 | (p0 == p1 or b0 == b1) << 2  # Pairs.code
     pt, bt, _np, _nb, winner, p_nat, b_nat = OUTCOME[nxt]
-    settler = table.settler
-    result = RoundResult(
-        shoe,
+    insurance: tuple[InsuranceSettlement, ...] = ()
+    if state.offers:
+        insurance = tuple(
+            InsuranceSettlement(
+                o.offer, o.side, o.insures, o.odds, o.stage,
+                "void" if state.insurance_void else "won" if o.insures == winner else "lost",
+                0.0 if state.insurance_void else o.odds if o.insures == winner else -1.0,
+            )
+            for o in state.offers
+        )
+    return RoundResult(
+        state.shoe,
         rnd,
         player,
         banker,
@@ -271,13 +314,60 @@ def _result(state: ShoeState, nxt: int, player: tuple[str, ...], banker: tuple[s
         p_nat or b_nat,
         player_pair,
         banker_pair,
-        settler.settle(nxt, pairs, rnd),
+        state.table.settler.settle(nxt, pairs, rnd),
+        insurance,
     )
+
+
+def _closing(state: ShoeState, reason: str) -> list[Event]:
+    """insurance_closed for the offers still open, if any."""
+    if not state.open_offers:
+        return []
+    return [InsuranceClosed(state.shoe, state.round, state.open_offers, reason)]
+
+
+def _result(state: ShoeState, nxt: int, player: tuple[str, ...], banker: tuple[str, ...]
+            ) -> list[Event]:
+    """The events of a round that just completed at node ``nxt`` with these cards."""
+    table = state.table
+    if table.defer_result:
+        return []  # round_result comes with the dealer's confirmation
+    result = _round_result(state, nxt, player, banker)
     if not table.auto_confirm:
         return [result]
+    shoe, rnd = state.shoe, state.round
+    head: list[Event] = [*_closing(state, "result"), result, ResultConfirmed(shoe, rnd)]
     if rnd == state.last_round:
-        return [result, ResultConfirmed(shoe, rnd), ShoeEnded(shoe, rnd, "cut_card")]
-    return [result, ResultConfirmed(shoe, rnd), BetsOpen(shoe, rnd + 1, settler.offered(rnd + 1))]
+        return [*head, ShoeEnded(shoe, rnd, "cut_card")]
+    return [*head, BetsOpen(shoe, rnd + 1, table.settler.offered(rnd + 1))]
+
+
+def _totals(cards: tuple[str, ...]) -> int:
+    return sum(_VALUE[c] for c in cards) % 10
+
+
+def _offers(state: ShoeState, player: tuple[str, ...], banker: tuple[str, ...],
+            revealed: tuple[int, int]) -> list[Event]:
+    """insurance_offer events for the rows that apply now and were not offered yet."""
+    cfg = state.table.insurance
+    np_, nb = len(player), len(banker)
+    stage = "2/2" if (np_, nb) == (2, 2) else "3/2" if (np_, nb) == (3, 2) else None
+    if cfg is None or stage is None:
+        return []  # a Banker three-card stage (or an early reveal) never offers
+    pt = _totals(player) if revealed[0] >= np_ else None
+    bt = _totals(banker) if revealed[1] >= nb else None
+    done = {(o.stage, o.side, o.insures, o.odds, o.player_total, o.banker_total)
+            for o in state.offers}
+    out: list[Event] = []
+    n = len(state.offers)
+    for row in applicable_rows(cfg, stage, pt, bt):
+        key = (stage, row.side, row.insures, row.odds, pt, bt)
+        if key in done:
+            continue
+        n += 1
+        out.append(InsuranceOffer(state.shoe, state.round, n, row.side, row.insures, row.odds,
+                                  stage, pt, bt))
+    return out
 
 
 def _deal(state: ShoeState, code: str, orientation: str | None) -> list[Event]:
@@ -287,14 +377,20 @@ def _deal(state: ShoeState, code: str, orientation: str | None) -> list[Event]:
     hand = DUE_HAND[node]
     evs: list[Event] = [CardDealt(shoe, rnd, hand, DUE_POSITION[node], code, orientation)]
     nxt = NEXT[node * 10 + _VALUE[code]]
+    if hand == "player":
+        player, banker = (*state.player, code), state.banker
+    else:
+        player, banker = state.player, (*state.banker, code)
+    table = state.table
+    if table.insurance is not None and table.reveal_auto and not COMPLETE[nxt]:
+        # no reveal buttons: the cards count as shown when dealt; offer while a card
+        # is still to come
+        evs.extend(_offers(state, player, banker, (len(player), len(banker))))
     prompt = PROMPT[nxt]
     if prompt is not None:
         evs.append(DrawPrompt(shoe, rnd, prompt))
     if COMPLETE[nxt]:
-        if hand == "player":
-            evs.extend(_result(state, nxt, (*state.player, code), state.banker))
-        else:
-            evs.extend(_result(state, nxt, state.player, (*state.banker, code)))
+        evs.extend(_result(state, nxt, player, banker))
     return evs
 
 
@@ -320,6 +416,7 @@ def _extra(state: ShoeState, code: str | None, kind: str) -> list[Event]:
     rnd = state.open_round
     if policy == "void" and rnd is not None:
         return [
+            *_closing(state, "void"),
             Misdeal(state.shoe, rnd, kind, code, "void"),
             RoundVoided(state.shoe, rnd, "misdeal"),
             *_close(state, rnd),
@@ -442,6 +539,7 @@ def _on_cut(state: ShoeState, inp: I.CutCardSeen) -> tuple[Event, ...]:
 def _new_shoe(state: ShoeState) -> tuple[Event, ...]:
     evs: list[Event] = []
     if state.phase is IN_ROUND:
+        evs.extend(_closing(state, "void"))
         evs.append(RoundVoided(state.shoe, state.round, "new_shoe"))
     if state.phase is not NO_SHOE and state.phase is not ENDED:
         evs.append(ShoeEnded(state.shoe, state.round, "new_shoe"))
@@ -491,6 +589,10 @@ def _on_confirm(state: ShoeState, inp: I.ConfirmResult) -> tuple[Event, ...]:
         return _refused(state, "confirm while paused")
     if DUE_HAND[state.node] is not None:
         return _missing(state, "result confirmed")
+    if state.table.defer_result:
+        result = _round_result(state, state.node, state.player, state.banker)
+        return (*_closing(state, "result"), result, ResultConfirmed(state.shoe, state.round),
+                *_close(state, state.round))
     return (ResultConfirmed(state.shoe, state.round), *_close(state, state.round))
 
 
@@ -530,6 +632,7 @@ def _on_void(state: ShoeState, inp: I.Void) -> tuple[Event, ...]:
             )
         evs.append(Misdeal(state.shoe, rnd, "unread_card", None, "void" if rnd else "burn"))
     if rnd is not None:
+        evs.extend(_closing(state, "void"))
         evs.append(RoundVoided(state.shoe, rnd, inp.reason))
         evs.extend(_close(state, rnd))
     elif state.paused is not None:
@@ -546,7 +649,33 @@ def _on_fault(state: ShoeState, inp: I.Fault) -> tuple[Event, ...]:
 
 
 def _on_reveal(state: ShoeState, inp: I.Reveal) -> tuple[Event, ...]:
-    return ()  # insurance reveal points: see issue 8
+    """A reveal button: offers for the rows that now apply (reveal-button tables)."""
+    table = state.table
+    if table.insurance is None or table.reveal_auto or state.phase is not IN_ROUND:
+        return ()  # no reveal points here: the press changes nothing
+    if state.paused is not None:
+        return _refused(state, "reveal while paused")
+    cards = len(state.player) if inp.side == "player" else len(state.banker)
+    already = state.revealed[0] if inp.side == "player" else state.revealed[1]
+    if cards == already:
+        return ()  # nothing new to show
+    evs: list[Event] = [*_closing(state, "reveal"), HandRevealed(state.shoe, state.round,
+                                                                  inp.side, cards)]
+    s = state
+    for ev in evs:
+        s = evolve(s, ev)
+    hidden = s.revealed != (len(s.player), len(s.banker))
+    if hidden or not COMPLETE[s.node]:  # something still to show or to come
+        evs.extend(_offers(s, s.player, s.banker, s.revealed))
+    return tuple(evs)
+
+
+def _on_void_insurance(state: ShoeState, inp: I.VoidInsurance) -> tuple[Event, ...]:
+    if state.table.insurance is None:
+        return ()
+    if state.phase is not IN_ROUND or state.insurance_void:
+        return _refused(state, "no round insurance to void")
+    return (*_closing(state, "void"), InsuranceVoided(state.shoe, state.round, inp.reason))
 
 
 _HANDLERS: dict[type, Callable[[ShoeState, Any], tuple[Event, ...]]] = {
@@ -562,8 +691,12 @@ _HANDLERS: dict[type, Callable[[ShoeState, Any], tuple[Event, ...]]] = {
     I.Pause: _on_pause,
     I.Resume: _on_resume,
     I.Void: _on_void,
+    I.VoidInsurance: _on_void_insurance,
     I.Fault: _on_fault,
 }
+
+#: inputs that mean a card (or something) left the shoe: open insurance offers close
+_LEAVES_SHOE: Final = frozenset({I.CardSeen, I.ManualCard, I.UnreadableCard, I.ForeignCard})
 
 _INDEX: Final[dict[str, int]] = {c: parse_card(c).index for c in SHIFT_BY_CODE}
 
@@ -623,7 +756,27 @@ def _ev_card_burned(s: ShoeState, ev: CardBurned) -> ShoeState:
 
 
 def _ev_round_started(s: ShoeState, ev: RoundStarted) -> ShoeState:
+    if s.offers or s.revealed != (0, 0) or s.insurance_void:
+        return _replace(s, phase=IN_ROUND, round=ev.round, node=START, player=(), banker=(),
+                        revealed=(0, 0), offers=(), open_offers=(), insurance_void=False)
     return _replace(s, phase=IN_ROUND, round=ev.round, node=START, player=(), banker=())
+
+
+def _ev_hand_revealed(s: ShoeState, ev: HandRevealed) -> ShoeState:
+    p, b = s.revealed
+    return _replace(s, revealed=(ev.cards, b) if ev.hand == "player" else (p, ev.cards))
+
+
+def _ev_offer(s: ShoeState, ev: InsuranceOffer) -> ShoeState:
+    return _replace(s, offers=(*s.offers, ev), open_offers=(*s.open_offers, ev.offer))
+
+
+def _ev_insurance_closed(s: ShoeState, ev: InsuranceClosed) -> ShoeState:
+    return _replace(s, open_offers=())
+
+
+def _ev_insurance_voided(s: ShoeState, ev: InsuranceVoided) -> ShoeState:
+    return _replace(s, insurance_void=True, open_offers=())
 
 
 def _ev_closed(s: ShoeState, ev: Any) -> ShoeState:
@@ -677,6 +830,10 @@ _EVOLVERS: dict[type, Callable[[ShoeState, Any], ShoeState]] = {
     Misdeal: _ev_misdeal,
     RoundPaused: _ev_paused,
     RoundResumed: _ev_resumed,
+    HandRevealed: _ev_hand_revealed,
+    InsuranceOffer: _ev_offer,
+    InsuranceClosed: _ev_insurance_closed,
+    InsuranceVoided: _ev_insurance_voided,
 }
 
 
@@ -749,7 +906,7 @@ def step(
     >>> s.phase, [e.type for e in evs]
     ('between', ['shoe_started', 'bets_open'])
     """
-    if inp.__class__ is _card_seen and state.paused is None:
+    if inp.__class__ is _card_seen and state.paused is None and state.table.plain:
         code, value, bits, shift = _info[inp.card]
         table = state.table
         inventory = state.inventory
