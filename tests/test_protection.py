@@ -18,7 +18,7 @@ from shoe_controller.game.events import (
     ShoeStarted,
 )
 from shoe_controller.game.protection import AnalyticsConfig, initial_state, protect
-from shoe_controller.game.rules import Rules
+from shoe_controller.game.rules import BetAvailability, Rules
 from shoe_controller.game.shoe import Shoe
 from shoe_controller.game.shuffle_integrity import FingerprintSet
 
@@ -161,16 +161,18 @@ def test_edge_sorted_shoe_is_flagged_and_random_orientation_is_not():
     assert not alerts(out, "edge_sorting")
 
 
-def test_advantage_alert_when_a_bet_turns_positive_for_the_player():
-    # a shoe rich in 6s late: the Lucky Six bets turn positive; threshold default 0
+def sixes_late_shoe():
+    """A shoe whose last ~100 cards hold every 6: Lucky Six bets turn positive late."""
     sixes = [c for c in new_deck_order() if c[0] == "6"]
     rest = [c for c in shuffled(2) if c[0] != "6"]
-    cards = rest[:300] + sixes + rest[300:]
-    rng = random.Random(1)
-    tail = cards[300:]
-    rng.shuffle(tail)
-    cards = cards[:300] + tail
-    _, out = run(deal(cards))
+    tail = sixes + rest[300:]
+    random.Random(1).shuffle(tail)
+    return rest[:300] + tail
+
+
+def test_advantage_alert_when_a_bet_turns_positive_for_the_player():
+    # threshold default 0
+    _, out = run(deal(sixes_late_shoe()))
     adv = alerts(out, "advantage")
     assert adv
     first = adv[0]
@@ -180,6 +182,15 @@ def test_advantage_alert_when_a_bet_turns_positive_for_the_player():
     analyses = {e.round: e for e in out if isinstance(e, ShoeAnalysis)}
     assert analyses[first.round].expected_value[first.evidence["bet"]] > 0
     assert len(bets) <= len(analyses)
+
+
+def test_bets_no_longer_offered_raise_no_advantage_alert():
+    lucky = {"lucky_six": 0, "lucky_six_2": 0, "lucky_six_3": 0}  # never offered here
+    rules = Rules(bet_availability=BetAvailability(**lucky))
+    _, out = run(deal(sixes_late_shoe(), rules=rules), initial_state(rules))
+    assert not {a.evidence["bet"] for a in alerts(out, "advantage")} & set(lucky)
+    _, out = run(deal(sixes_late_shoe()))
+    assert {a.evidence["bet"] for a in alerts(out, "advantage")} & set(lucky)
 
 
 def test_threshold_and_watched_bets_are_configurable():

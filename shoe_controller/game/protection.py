@@ -59,7 +59,8 @@ class AnalyticsConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     shoe_analysis: bool = True
     #: Alert ``advantage`` when a bet's expected value per unit for the player exceeds this.
     advantage_threshold: Annotated[float, msgspec.Meta(ge=-1, le=1)] = 0.0
-    #: Bets watched for advantage; empty: every bet offered on the next round.
+    #: Bets watched for advantage; empty: every bet offered on the next round (the
+    #: table's ``[bet_availability]``).
     advantage_bets: tuple[str, ...] = ()
     #: ``shuffle_runs``: a run of this many cards each in deck order with the previous.
     order_run_threshold: Annotated[int, msgspec.Meta(ge=3, le=416)] = 10
@@ -93,6 +94,7 @@ class ProtectionState:
     """Everything the projection remembers; immutable (each event gives a new value)."""
 
     config: AnalyticsConfig
+    rules: Any = None  # game.rules.Rules (None: DESIGN.md's defaults)
     decks: int = 8
     paytable: Any = None  # game.rules.Paytable (None: DESIGN.md's)
     commission: bool = True
@@ -113,7 +115,6 @@ class ProtectionState:
     matched_shoes: frozenset[int] = frozenset()
     raised: frozenset[str] = frozenset()  # tests that alerted this shoe
     above: frozenset[str] = frozenset()  # bets above the advantage threshold
-    open_bets: tuple[str, ...] | None = None
     last_round: int | None = None
     ended: bool = False
     stored: bool = field(default=False)  # fingerprints folded into ``known``
@@ -137,6 +138,7 @@ def initial_state(
 
     return ProtectionState(
         config=config or AnalyticsConfig(),
+        rules=rules,
         decks=getattr(rules, "decks", 8),
         paytable=getattr(rules, "paytable", None),
         commission=getattr(rules, "commission", "commission") == "commission",
@@ -207,7 +209,6 @@ def _shoe_started(state: ProtectionState, ev: Any) -> tuple[ProtectionState, tup
             matched_shoes=frozenset(),
             raised=frozenset(),
             above=frozenset(),
-            open_bets=None,
             last_round=None,
             ended=False,
             stored=False,
@@ -238,10 +239,6 @@ def _misdeal(state: ProtectionState, ev: Any) -> tuple[ProtectionState, tuple[An
     if ev.policy == "carry" and ev.card is not None:
         state = replace(state, carried=(*state.carried, ev.card))
     return state, ()
-
-
-def _bets_open(state: ProtectionState, ev: Any) -> tuple[ProtectionState, tuple[Any, ...]]:
-    return replace(state, open_bets=tuple(ev.bets)), ()
 
 
 def _last_round(state: ProtectionState, ev: Any) -> tuple[ProtectionState, tuple[Any, ...]]:
@@ -306,7 +303,7 @@ def _analyse(state: ProtectionState, round_: int, out: list[Any]) -> ProtectionS
         )
     )
     threshold = state.config.advantage_threshold
-    watched = state.config.advantage_bets or state.open_bets or tuple(a.expected_value)
+    watched = state.config.advantage_bets or _offered(state, round_ + 1)
     above = frozenset(b for b in watched if b in a.expected_value and
                       a.expected_value[b] > threshold)
     for bet in sorted(above - state.above, key=list(a.expected_value).index):
@@ -326,6 +323,13 @@ def _analyse(state: ProtectionState, round_: int, out: list[Any]) -> ProtectionS
             )
         )
     return replace(state, above=above)
+
+
+def _offered(state: ProtectionState, round_: int) -> tuple[str, ...]:
+    """Bets offered on ``round_``: from the table's rules (bet availability)."""
+    from shoe_controller.game.rules import Rules, offered_bets
+
+    return offered_bets(state.rules or Rules(), round_)
 
 
 def _fingerprint(state: ProtectionState) -> ProtectionState:
@@ -423,7 +427,6 @@ _HANDLERS = {
     "card_burned": _burned,
     "card_dealt": _dealt,
     "misdeal": _misdeal,
-    "bets_open": _bets_open,
     "last_round": _last_round,
     "result_confirmed": _round_over,
     "round_voided": _round_over,
