@@ -244,3 +244,22 @@ def test_analytics_config_is_validated_by_the_config_loader():
         load_config_text("[analytics]\nadjacency_z = 'high'\n")
     with pytest.raises(ConfigError, match="nope"):
         load_config_text("[analytics]\nnope = 1\n")
+
+
+def test_fold_rebuilds_what_matters_quickly():
+    from shoe_controller.game.protection import fold
+
+    shoe1 = deal(new_deck_order())  # alerts in shoe 1
+    shoe2 = renumber(deal(shuffled(30)), shoe=2)
+    cut = next(i for i, e in enumerate(shoe2) if isinstance(e, ResultConfirmed)
+               and e.round == 20)
+    journal = shoe1 + shoe2[: cut + 1]
+    slow, _ = run(journal)
+    fast = fold(initial_state(Rules()), journal)
+    for name in ("shoe", "sequence", "oriented", "previous", "fingerprints", "raised",
+                 "above", "repeat_matches"):
+        assert getattr(fast, name) == getattr(slow, name), name
+    assert list(fast.known.fps) == list(slow.known.fps)
+    # and both continue identically
+    rest = shoe2[cut + 1 :]
+    assert run(rest, fast)[1] == run(rest, slow)[1]

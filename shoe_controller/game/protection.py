@@ -47,7 +47,14 @@ from typing import Annotated, Any
 
 import msgspec
 
-__all__ = ["AnalyticsConfig", "ProtectionState", "initial_state", "interleave", "protect"]
+__all__ = [
+    "AnalyticsConfig",
+    "ProtectionState",
+    "fold",
+    "initial_state",
+    "interleave",
+    "protect",
+]
 
 Probability = Annotated[float, msgspec.Meta(gt=0, lt=1)]
 
@@ -155,6 +162,29 @@ def protect(state: ProtectionState, event: Any) -> tuple[ProtectionState, tuple[
         config = getattr(cls, "__struct_config__", None)
         handler = _BY_CLASS[cls] = _HANDLERS.get(getattr(config, "tag", None), _ignore)
     return handler(state, event)
+
+
+def _tag(event: Any) -> str | None:
+    config = getattr(type(event), "__struct_config__", None)
+    return getattr(config, "tag", None)
+
+
+def fold(state: ProtectionState, events: Iterable[Any]) -> ProtectionState:
+    """Rebuild the state from journaled events (a daemon resuming), quickly.
+
+    Same result as folding :func:`protect` over ``events`` for everything that matters
+    from now on (the cards of the shoe in progress, its alerts already raised, the
+    previous shoe, the fingerprints of finished shoes), but the per-round analyses and
+    tests of *finished* shoes are skipped: a long journal folds in a moment.
+    """
+    events = list(events)
+    starts = [i for i, ev in enumerate(events) if _tag(ev) == "shoe_started"]
+    current = starts[-1] if starts else 0
+    for i, ev in enumerate(events):
+        if i < current and _tag(ev) in ("result_confirmed", "round_voided", "shoe_ended"):
+            continue  # a finished shoe: only its cards matter now
+        state, _ = protect(state, ev)
+    return state
 
 
 def interleave(
