@@ -10,7 +10,8 @@
    queue.Queue; the figure is from just before the device's write to the moment the
    consumer thread has it from ``queue.get()`` (so it includes the consumer's wake-up).
    Cards are dealt one at a time with 0.5-2 ms between them. Target: p99 < 2 ms.
-3. The control: the same bytes through a bare pty in one thread (the kernel's share).
+3. The control, sampled alternately with 2 (same load): the same bytes through a bare
+   pty to a reader thread and a queue, no link: the kernel's and the hand-off's share.
 """
 
 from __future__ import annotations
@@ -27,8 +28,11 @@ sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
 import argparse
 import queue
 import random
+import select
 import statistics
+import threading
 import time
+import tty
 
 from firmware_bridge.config import SerialConfig
 from firmware_bridge.events import CardExit, LinkUp
@@ -84,7 +88,7 @@ def decode_rate(n: int) -> tuple[float, float, float]:
     return best_full, best_framing, len(stream) / n
 
 
-def latency(cards: int) -> tuple[list[float], list[float], dict[str, int]]:
+def latency(cards: int) -> tuple[list[float], list[float], list[float], dict[str, int]]:
     rng = random.Random(2)
     q: queue.Queue[object] = queue.Queue()
     with DeviceSimulator(heartbeat_interval=0.2) as sim:
@@ -96,47 +100,63 @@ def latency(cards: int) -> tuple[list[float], list[float], dict[str, int]]:
             assert isinstance(q.get(timeout=5), LinkUp)
             to_get: list[float] = []
             to_decode: list[float] = []
-            for i in range(cards + 50):  # the first 50 warm up
-                written.clear()
-                sim.card_exit()
-                ev = q.get(timeout=5)
-                got = time.monotonic_ns()
-                assert isinstance(ev, CardExit), ev
-                if i >= 50:
-                    to_get.append((got - written[0]) / 1e6)
-                    to_decode.append((ev.rx_ns - written[0]) / 1e6)
-                time.sleep(rng.uniform(0.0005, 0.002))
+            control: list[float] = []
+            bare = BarePty()
+            try:
+                for i in range(cards + 50):  # the first 50 warm up
+                    written.clear()
+                    sim.card_exit()
+                    ev = q.get(timeout=5)
+                    got = time.monotonic_ns()
+                    assert isinstance(ev, CardExit), ev
+                    time.sleep(rng.uniform(0.0005, 0.002))
+                    floor = bare.sample()
+                    time.sleep(rng.uniform(0.0005, 0.002))
+                    if i >= 50:
+                        to_get.append((got - written[0]) / 1e6)
+                        to_decode.append((ev.rx_ns - written[0]) / 1e6)
+                        control.append(floor)
+            finally:
+                bare.close()
             stats = link.stats
-    return to_get, to_decode, stats
+    return to_get, to_decode, control, stats
 
 
-def pty_floor(cards: int) -> list[float]:
-    """The control: the same frame written to a raw pty master and read back from the
-    slave in the same thread (select + read), no link, no thread hand-off: what the
-    kernel's pty path alone costs on this machine right now."""
-    import select
-    import tty
+class BarePty:
+    """The control: the same frame written to a bare pty master, read from the slave by
+    a thread blocked in select() and handed over through a queue.Queue: the link's path
+    without pyserial, decoding or link logic, so what the kernel and the thread
+    hand-off alone cost. Sampled alternately with the link, under the same load."""
 
-    rng = random.Random(3)
-    master, slave = os.openpty()
-    tty.setraw(slave)
-    wire = encode(CardExitReport(1, 40_000), 1)
-    out = []
-    try:
-        for i in range(cards + 50):
-            t0 = time.monotonic_ns()
-            os.write(master, wire)
-            got = b""
-            while len(got) < len(wire):
-                select.select([slave], [], [])
-                got += os.read(slave, 4096)
-            if i >= 50:
-                out.append((time.monotonic_ns() - t0) / 1e6)
-            time.sleep(rng.uniform(0.0005, 0.002))
-    finally:
-        os.close(master)
-        os.close(slave)
-    return out
+    def __init__(self) -> None:
+        self.master, self.slave = os.openpty()
+        tty.setraw(self.slave)
+        self.wire = encode(CardExitReport(1, 40_000), 1)
+        self.handed: queue.Queue[bytes] = queue.Queue()
+        self.stop_r, self.stop_w = os.pipe()
+        self.thread = threading.Thread(target=self._reader, daemon=True)
+        self.thread.start()
+
+    def _reader(self) -> None:
+        while True:
+            ready, _, _ = select.select([self.slave, self.stop_r], [], [])
+            if self.stop_r in ready:
+                return
+            self.handed.put(os.read(self.slave, 4096))
+
+    def sample(self) -> float:
+        t0 = time.monotonic_ns()
+        os.write(self.master, self.wire)
+        got = b""
+        while len(got) < len(self.wire):
+            got += self.handed.get(timeout=5)
+        return (time.monotonic_ns() - t0) / 1e6
+
+    def close(self) -> None:
+        os.write(self.stop_w, b"x")
+        self.thread.join()
+        for fd in (self.master, self.slave, self.stop_r, self.stop_w):
+            os.close(fd)
 
 
 def pct(xs: list[float], p: float) -> float:
@@ -153,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"decode: {full:,.0f} frames/s (framing + CRC + messages; mean frame {size:.1f} bytes)")
     print(f"        {framing:,.0f} frames/s (framing + CRC only)")
 
-    to_get, to_decode, stats = latency(args.cards)
+    to_get, to_decode, floor, stats = latency(args.cards)
     print(
         f"card_exit latency, device write -> daemon queue.get(), {len(to_get)} cards over a pty: "
         f"p50 {pct(to_get, 50):.3f} ms  p99 {pct(to_get, 99):.3f} ms  max {max(to_get):.3f} ms "
@@ -163,9 +183,8 @@ def main(argv: list[str] | None = None) -> int:
         f"                  device write -> frame decoded on the host:           "
         f"p50 {pct(to_decode, 50):.3f} ms  p99 {pct(to_decode, 99):.3f} ms"
     )
-    floor = pty_floor(args.cards)
     print(
-        f"control: raw pty write -> read, one thread, no link:                   "
+        f"control: bare pty -> reader thread -> queue.get(), no link:          "
         f"p50 {pct(floor, 50):.3f} ms  p99 {pct(floor, 99):.3f} ms"
     )
     lost = stats["events_lost"] + stats["duplicates"] + stats["bad_frames"]
