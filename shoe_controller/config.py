@@ -74,7 +74,7 @@ SECTIONS: Final[dict[str, tuple[str, str]]] = {
 }
 
 #: keys of [rules] that live in their own sections
-_OWN_SECTIONS: Final = ("paytable", "bet_availability")
+_OWN_SECTIONS: Final = ("paytable", "bet_availability", "insurance")
 
 
 def section_types() -> dict[str, type | None]:
@@ -103,9 +103,9 @@ class ConfigError(ValueError):
 @dataclass(frozen=True)
 class Config:
     """A validated configuration. ``rules`` is the game's :class:`Rules` with the
-    ``[paytable]`` and ``[bet_availability]`` sections folded in. Each other section is
-    an instance of its owner's Struct (defaults where absent); ``raw`` keeps the plain
-    table of any section whose Struct is not available."""
+    ``[paytable]``, ``[bet_availability]`` and ``[insurance]`` sections folded in. Each
+    other section is an instance of its owner's Struct (defaults where absent); ``raw``
+    keeps the plain table of any section whose Struct is not available."""
 
     table: TableConfig = field(default_factory=TableConfig)
     rules: Rules = field(default_factory=Rules)
@@ -302,11 +302,11 @@ def load_config_text(text: str, file: str = "<config>") -> Config:
                 if key in raw:
                     raise ConfigError(file, f"put it in its own [{key}] section", section, key)
         values[section] = _convert(file, section, struct, raw)
-    rules = msgspec.structs.replace(
-        values.pop("rules"),
-        paytable=values.pop("paytable"),
-        bet_availability=values.pop("bet_availability"),
-    )
+    fold = {"paytable": values.pop("paytable"),
+            "bet_availability": values.pop("bet_availability")}
+    if not isinstance(values["insurance"], dict):
+        fold["insurance"] = values["insurance"]  # also kept as cfg.insurance
+    rules = msgspec.structs.replace(values.pop("rules"), **fold)
     return Config(rules=rules, source=file, raw=raw_sections, **values)
 
 
@@ -331,6 +331,7 @@ def config_to_dict(config: Config) -> dict[str, Any]:
     rules = msgspec.to_builtins(config.rules)
     out["paytable"] = rules.pop("paytable")
     out["bet_availability"] = rules.pop("bet_availability")
+    out["insurance"] = rules.pop("insurance", None)
     out["rules"] = rules
     for section in SECTIONS:
         if section not in out:
@@ -351,6 +352,8 @@ def _toml_value(v: Any) -> str:
     if isinstance(v, str):
         return json.dumps(v)
     if isinstance(v, list | tuple):
+        if v and all(isinstance(x, dict) for x in v):  # a table of rows: one per line
+            return "[\n" + "".join(f"    {_toml_value(x)},\n" for x in v) + "]"
         return "[" + ", ".join(_toml_value(x) for x in v) + "]"
     if isinstance(v, dict):
         return "{ " + ", ".join(f"{k} = {_toml_value(x)}" for k, x in v.items()) + " }"

@@ -26,6 +26,7 @@ def test_example_file_is_valid_and_all_defaults():
     assert cfg.rules == Rules()
     for section, struct in section_types().items():
         if struct is not None and section not in ("rules", "paytable", "bet_availability"):
+            # (insurance is both cfg.insurance and cfg.rules.insurance)
             assert getattr(cfg, section) == struct(), section
 
 
@@ -38,7 +39,7 @@ def test_example_file_shows_every_key_of_every_section():
             continue
         keys = [f.encode_name for f in msgspec.inspect.type_info(struct).fields]
         if section == "rules":
-            keys = [k for k in keys if k not in ("paytable", "bet_availability")]
+            keys = [k for k in keys if k not in ("paytable", "bet_availability", "insurance")]
         for key in keys:
             shown = key in data[section] or f"# {key} =    (unset by default)" in text
             assert shown, f"[{section}] {key} missing from examples/table.toml"
@@ -71,6 +72,18 @@ def test_values_reach_the_rules():
     assert (r.commission, r.rounds, r.confirm) == ("no_commission", "button", "button")
     assert r.paytable.tie == 9.0 and cfg.paytable is r.paytable
     assert r.bet_availability.player_bonus == 0 and r.bet_availability.tie == 999
+
+
+def test_insurance_section_reaches_the_rules():
+    row = ('{ side = "banker", stage = "2/2", player = "unrevealed", banker = "8", '
+           'insures = "player", odds = 9 }')
+    cfg = load_config_text(f'[insurance]\nenabled = true\nreveal = "button"\nrows = [\n{row},\n]')
+    assert cfg.rules.insurance is cfg.insurance and cfg.insurance.enabled
+    assert cfg.rules.insurance.rows[0].odds == 9.0
+    expected = r"\[insurance\] rows\[0\]\.stage: expected one of '2/2', '3/2', got '4/2'"
+    with pytest.raises(ConfigError, match=expected):
+        load_config_text('[insurance]\nrows = [{side="banker", stage="4/2", player="1", '
+                         'banker="2", insures="tie", odds=2}]')
 
 
 @pytest.mark.parametrize(
