@@ -347,3 +347,32 @@ def test_a_restart_anywhere_stages_exactly_what_an_uninterrupted_run_does(tmp_pa
 def msgspec_replace_shoe(event, shoe):
     import msgspec
     return msgspec.structs.replace(event, shoe=shoe)
+
+
+@pytest.mark.e2e
+def test_appends_from_several_threads_keep_one_contiguous_signed_chain(broker, tmp_path):
+    rec = Recorder(broker.port, topic="shoe/T1/casino/events").start()
+    journal, pub = publisher(tmp_path, broker.url, release="per_card", display_feed=False)
+    pub.start()
+
+    def worker(n: int) -> None:
+        for i in range(40):
+            pub.append([{"type": "fault", "shoe": 1, "round": None, "kind": f"w{n}",
+                         "detail": str(i)}])
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert pub.flush(30)
+    assert journal.last_seq == 160
+    assert rec.wait_for(lambda r: len(r.on("events")) >= 160)
+    envelopes = check_casino_feed(rec.on("events"), 160)
+    for n in range(4):  # each thread's events in its own order
+        mine = [int(e["event"]["detail"]) for _, e in sorted(envelopes.items())
+                if e["event"]["kind"] == f"w{n}"]
+        assert mine == list(range(40))
+    pub.stop()
+    rec.stop()
+    journal.close()

@@ -131,6 +131,8 @@ class Publisher:
 
         Returns at once: the broker may be unreachable; messages wait in the outbox.
         """
+        if self._thread is not None:
+            return  # already started
         with self._stage_lock:
             self._ensure_caught_up()
         if not self.config.enabled:
