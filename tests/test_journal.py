@@ -263,3 +263,21 @@ def test_appends_survive_a_sigkill(path):
     with Journal.open(path, table_id="T1") as j:
         assert j.verify() == 200
         assert [e.data["reason"] for e in j.replay()] == [str(n) for n in range(200)]
+
+
+def test_folding_the_journal_rebuilds_the_shoe_exactly(path):
+    """Event sourcing through a real file: the journal's events, decoded, are the game
+    core's events, and folding evolve over them gives the live shoe's state."""
+    from shoe_controller.game.shoe import fold
+    from tests.test_publish_helpers import BUTTON_CONFIRM, shoe_batches
+
+    batches = list(shoe_batches(13, max_rounds=20))
+    with Journal.open(path, table_id="T1") as j:
+        for batch in batches:
+            j.append(batch)
+    events = [e for b in batches for e in b]
+    with Journal.open(path, table_id="T1") as j:
+        replayed = list(j.events())
+    assert replayed == events
+    assert fold(BUTTON_CONFIRM, replayed) == fold(BUTTON_CONFIRM, events)
+    assert fold(BUTTON_CONFIRM, replayed).round == 20
