@@ -84,9 +84,9 @@ def peak_rss_mb() -> float:
 class GameCore:
     """The pure core behind one mutable reference: shoe state + protection state.
 
-    ``decide`` returns the events an input yields — each core event followed by what the
-    game-protection projection raises on it (as `replay` shows them) — and the states
-    they lead to, without committing; ``commit`` adopts them once journaled.
+    ``decide`` returns the core's events for an input and ``protect`` what the
+    game-protection projection raises on them, each with the states they lead to,
+    without committing: the daemon adopts a state only once its events are journaled.
     """
 
     def __init__(self, rules: Any, analytics: Any | None = None) -> None:
@@ -104,21 +104,26 @@ class GameCore:
         self._protect = protection.protect
         self.pstate = protection.initial_state(rules, analytics)
 
-    def decide(self, inp: Input) -> tuple[list[Any], Any, Any]:
-        state, pstate = self.state, self.pstate
-        out: list[Any] = []
-        for ev in self._decide(state, inp):
-            out.append(ev)
+    def decide(self, inp: Input) -> tuple[list[Any], Any]:
+        """The core's events for ``inp`` and the shoe state after them (not committed)."""
+        state = self.state
+        events = list(self._decide(state, inp))
+        for ev in events:
             state = self._evolve(state, ev)
-            if self._protect is not None:
-                pstate, raised = self._protect(pstate, ev)
-                for extra in raised:
-                    out.append(extra)
-                    state = self._evolve(state, extra)
-        return out, state, pstate
+        return events, state
 
-    def commit(self, state: Any, pstate: Any) -> None:
-        self.state, self.pstate = state, pstate
+    def protect(self, events: Sequence[Any]) -> tuple[list[Any], Any, Any]:
+        """What the game-protection projection raises on ``events`` (already committed),
+        with the protection state and the shoe state after them (not committed)."""
+        if self._protect is None:
+            return [], self.pstate, self.state
+        pstate, state, raised = self.pstate, self.state, []
+        for ev in events:
+            pstate, out = self._protect(pstate, ev)
+            for extra in out:
+                raised.append(extra)
+                state = self._evolve(state, extra)
+        return raised, pstate, state
 
     def fold(self, event: Any) -> None:
         """Replay one journaled event (resume): evolve, and feed the projection the core's
@@ -239,14 +244,22 @@ class Daemon:
     # -- the core loop -------------------------------------------------------------------
 
     def handle(self, item: Item) -> list[Any]:
-        """Process one input: decide, journal, evolve, outputs. Returns the entries."""
+        """Process one input: decide, journal, evolve, outputs; then the same for what the
+        game-protection projection raises on those events. Returns all the entries.
+
+        The projection (exact odds of the remaining shoe, integrity tests) runs after the
+        core's events are journaled and handed to the outputs, so its few milliseconds
+        at the end of a round never delay a card on the feeds. Its events follow in a
+        second journal transaction (a crash between the two loses only that analysis;
+        resuming rebuilds the projection's state from the core's events).
+        """
         if item.origin in ("key_on", "key_off"):
             self.lights = supervisor_key(self.lights, on=item.origin == "key_on")
         inp = item.input
         entries: list[Any] = []
         if inp is not None:
             try:
-                events, state, pstate = self.core.decide(inp)
+                events, state = self.core.decide(inp)
             except Exception:
                 # A bug in the core for one input must not stop the table: log it with
                 # the input (it is reproducible by replay) and carry on.
@@ -255,19 +268,36 @@ class Daemon:
                 events = []
             if events:
                 entries = self._journal(events)
-                self.core.commit(state, pstate)
-                for ev in events:
-                    self.lights = project(self.lights, ev)
+                self.core.state = state
+                self._outputs(events, entries)
+                try:
+                    raised, pstate, state = self.core.protect(events)
+                except Exception:
+                    self.errors += 1
+                    log.exception("the protection projection failed after %r", inp)
+                    raised, pstate = [], self.core.pstate
+                if raised:
+                    more = self._journal(raised)
+                    self.core.state, self.core.pstate = state, pstate
+                    self._outputs(raised, more)
+                    entries += more
+                else:
+                    self.core.pstate = pstate
         self.inputs_handled += 1
+        if not entries and self.station is not None:
+            self.station.show(self.lights)
+        return entries
+
+    def _outputs(self, events: Sequence[Any], entries: Sequence[Any]) -> None:
+        for ev in events:
+            self.lights = project(self.lights, ev)
         if self.station is not None:
             self.station.show(self.lights)
-        if entries:
-            for observer in list(self.observers):
-                try:
-                    observer(entries)
-                except Exception:
-                    log.exception("observer %r failed", observer)
-        return entries
+        for observer in list(self.observers):
+            try:
+                observer(entries)
+            except Exception:
+                log.exception("observer %r failed", observer)
 
     def _journal(self, events: list[Any]) -> list[Any]:
         if self.publisher is not None:

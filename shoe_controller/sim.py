@@ -269,6 +269,12 @@ class DealerView:
             return replace(v, alarm=("integrity_alert", str(event_field(event, "kind"))))
         return v
 
+    def situation(self) -> tuple[Any, ...]:
+        """What the dealer acts on (everything but the event count and the last result)."""
+        return (self.shoe, self.shoes_ended, self.phase, self.burn_left, self.round,
+                self.round_cards, self.consumed, self.cut_seen, self.paused, self.carry,
+                self.alarm)
+
     def fold(self, events: Iterable[Any]) -> DealerView:
         v = self
         for ev in events:
@@ -375,11 +381,14 @@ class VirtualDealer:
                     self.results.append(ev)
             self._cond.notify_all()
 
-    def _wait_change(self, events_before: int, timeout: float | None = None) -> bool:
-        """Wait until the view saw an event after ``events_before``; False on timeout."""
+    def _wait_change(self, before: DealerView, timeout: float | None = None) -> bool:
+        """Wait until the table shows something the dealer acts on changed since
+        ``before`` (not merely another event: an analysis or an info alert arriving after
+        a card must not make the dealer deal the same card twice); False on timeout."""
+        key = before.situation()
         deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
         with self._cond:
-            while self.view.events <= events_before and not self._stop.is_set():
+            while self.view.situation() == key and not self._stop.is_set():
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
@@ -490,7 +499,7 @@ class VirtualDealer:
                     continue
                 if not self._act(v):
                     break
-                if not self._wait_change(v.events):
+                if not self._wait_change(v):
                     with self._cond:
                         now = self.view
                     log.warning("virtual dealer: no event %.0f s after acting in %s "

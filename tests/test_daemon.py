@@ -353,11 +353,17 @@ def test_dealer_view_counts_every_card_that_left_the_shoe():
 
 
 def test_game_core_folds_what_it_decides():
+    from shoe_controller.game.cards import parse_cards
+
     core = GameCore(Rules(burn="none"))
-    events, state, pstate = core.decide(NewShoe())
-    core.commit(state, pstate)
+    journal: list[Any] = []
+    for inp in [NewShoe(), *(CardSeen(c) for c in parse_cards("7S KC 9D 5D 3H"))]:
+        events, core.state = core.decide(inp)
+        raised, core.pstate, core.state = core.protect(events)
+        journal += events + raised
+    assert any(e.type == "shoe_analysis" for e in journal)  # the projection ran
     replay = GameCore(Rules(burn="none"))
-    for ev in events:
+    for ev in journal:
         replay.fold(ev)
     assert replay.state == core.state
 

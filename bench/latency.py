@@ -1,0 +1,200 @@
+"""Daemon figures: card read -> MQTT message at a subscriber, peak RSS, time to READY.
+
+Printed:
+1. card read -> casino message received by a subscriber on loopback, ``per_card``
+   release, through the whole daemon (core loop: decide + protection projection +
+   journal append with fsync + release + signature + outbox + paho -> mosquitto ->
+   subscriber): p50 / p99 / max, measured two ways:
+   a. from the moment the read enters the daemon's input queue (what the camera's pass
+      tracker or the serial adapter hands over);
+   b. from the moment the shoe's scanner event is written on the pty by the device
+      simulator (adds the serial link: framing, CRC, the Link thread, exit/read pairing).
+   Cards are dealt one at a time (a dealer deals a few per second), each a new card of
+   a real shuffled shoe through the real game core.
+2. the daemon's peak RSS: `shoe-controller simulate` (daemon + device simulator +
+   virtual dealer + publisher, one 8-deck shoe) as a child process, from
+   getrusage(RUSAGE_CHILDREN).ru_maxrss; targets: p99 <= 10 ms, RSS <= 150 MB.
+3. time from start to READY=1 (sd_notify on a real unix socket): a fresh state
+   directory, and a restart that verifies and replays a journal of one full shoe.
+
+Needs mosquitto (apt-get install mosquitto). Run: .venv/bin/python bench/latency.py [--cards N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+# bench/ holds serial.py (the bridge's benchmark): off the path, or `import serial`
+# inside pyserial's users would find it instead of pyserial.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
+sys.path.insert(0, str(ROOT))  # tests.support.broker: a private mosquitto on loopback
+
+from shoe_controller.daemon import Daemon  # noqa: E402
+from shoe_controller.game.inputs import CardSeen, NewShoe  # noqa: E402
+from shoe_controller.game.rules import Rules  # noqa: E402
+from shoe_controller.journal import Journal  # noqa: E402
+from shoe_controller.publish.config import MqttConfig  # noqa: E402
+from shoe_controller.publish.probe import ArrivalRecorder, percentiles  # noqa: E402
+from shoe_controller.publish.publisher import Publisher  # noqa: E402
+from shoe_controller.sim import shuffled_shoe  # noqa: E402
+from tests.support.broker import Mosquitto  # noqa: E402
+
+
+def fmt(lat: list[float]) -> str:
+    p = percentiles(lat, (50, 99))
+    return (f"n={len(lat)}  p50 {p[50] * 1e3:.2f} ms  p99 {p[99] * 1e3:.2f} ms  "
+            f"max {max(lat) * 1e3:.2f} ms")
+
+
+class CardDealtSeqs:
+    """Observer: the seq of each journaled card_dealt, in order (the thing we time)."""
+
+    def __init__(self) -> None:
+        self.seqs: list[int] = []
+        self.cond = threading.Condition()
+
+    def __call__(self, entries: list) -> None:
+        with self.cond:
+            self.seqs += [e.seq for e in entries if e.type == "card_dealt"]
+            self.cond.notify_all()
+
+    def wait_count(self, n: int, timeout: float = 10.0) -> int:
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while len(self.seqs) < n:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"card {n} was not journaled within {timeout} s")
+                self.cond.wait(left)
+            return self.seqs[n - 1]
+
+
+def daemon_latency(broker: Mosquitto, cards: int, via_serial: bool) -> list[float]:
+    """Seconds from a card read to its card_dealt message at a subscriber."""
+    from firmware_bridge.config import SerialConfig
+    from firmware_bridge.simulator import DeviceSimulator
+    from shoe_controller.daemon_inputs import SerialInput
+    from shoe_controller.vision.barcode import BarcodeMapping
+    from shoe_controller.vision.config import BarcodeConfig
+
+    work = tempfile.mkdtemp(prefix="bench-latency-")
+    rules = Rules(burn="none")  # results confirmed at once: every card is due
+    journal = Journal.open(os.path.join(work, "journal.sqlite3"), table_id="BENCH")
+    mqtt = MqttConfig(url=broker.url, release="per_card")
+    publisher = Publisher(journal, mqtt, "BENCH", hmac_key=b"bench")
+    recorder = ArrivalRecorder("127.0.0.1", broker.port, publisher.topics.casino_events)
+    sim = serial = None
+    sources = []
+    if via_serial:
+        sim = DeviceSimulator("BENCH")
+        serial = SerialInput(SerialConfig(port=sim.start(), exclusive=False),
+                             mapping=BarcodeMapping(BarcodeConfig()))
+        sources = [serial]
+    daemon = Daemon(rules=rules, journal=journal, publisher=publisher, sources=sources)
+    seqs = CardDealtSeqs()
+    daemon.observers.append(seqs)
+    daemon.start()
+    loop = threading.Thread(target=daemon.run, daemon=True)
+    loop.start()
+    if serial is not None and not serial.link_up.wait(10):
+        raise RuntimeError("the simulated shoe's link did not come up")
+    latencies: list[float] = []
+    deck = iter(shuffled_shoe("bench", 1) * 4)
+    warmup = 20
+    daemon.submit(NewShoe())
+    dealt = 0
+    try:
+        while len(latencies) < cards:
+            card = next(deck)
+            t0 = time.perf_counter()
+            if sim is not None:
+                sim.card_exit()
+                sim.card_read(f"D1-{card.code}")
+            else:
+                daemon.submit(CardSeen(card, None, "bench"))
+            dealt += 1
+            seq = seqs.wait_count(dealt)
+            arrived = recorder.wait_for(seq)
+            if dealt > warmup:
+                latencies.append(arrived - t0)
+            time.sleep(0.002)  # let the outbox settle, as between a dealer's cards
+    finally:
+        daemon.stop()
+        loop.join(5)
+        daemon.close(flush_timeout=1)
+        recorder.close()
+        if sim is not None:
+            sim.stop()
+    return latencies
+
+
+def peak_rss_mb(broker: Mosquitto) -> tuple[float, float]:
+    """(peak RSS in MB, seconds) of a one-shoe `simulate` child process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory() as d:
+        subprocess.run([sys.executable, "-m", "shoe_controller.cli", "simulate", "--quiet",
+                        "--state-dir", d, "--broker", broker.url, "--shoes", "1"],
+                       check=True, capture_output=True, cwd=ROOT, timeout=600)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return max(after, before) / 1024, time.monotonic() - t0
+
+
+def time_to_ready(broker: Mosquitto, state_dir: str, shoes: int) -> float:
+    """Seconds from spawning `simulate` to its READY=1 datagram."""
+    sock_path = os.path.join(tempfile.mkdtemp(), "notify")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+        sock.bind(sock_path)
+        sock.settimeout(120)
+        env = dict(os.environ, NOTIFY_SOCKET=sock_path)
+        t0 = time.monotonic()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "shoe_controller.cli", "simulate", "--quiet",
+             "--state-dir", state_dir, "--broker", broker.url, "--shoes", str(shoes)],
+            env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            while True:
+                msg = sock.recv(4096)
+                if msg.startswith(b"READY=1"):
+                    ready = time.monotonic() - t0
+                    break
+        finally:
+            proc.wait(600)
+    return ready
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--cards", type=int, default=400, help="cards timed per path")
+    args = parser.parse_args()
+    with Mosquitto() as broker:
+        print("== bench/latency.py: card read -> subscriber (per_card), loopback mosquitto")
+        lat = daemon_latency(broker, args.cards, via_serial=False)
+        print(f"  from the daemon's input queue:       {fmt(lat)}   (target p99 <= 10 ms)")
+        lat = daemon_latency(broker, args.cards, via_serial=True)
+        print(f"  from the shoe's scanner event (pty): {fmt(lat)}")
+        rss, secs = peak_rss_mb(broker)
+        print(f"  daemon peak RSS (simulate, 1 shoe of 8 decks in {secs:.1f} s): {rss:.1f} MB "
+              "(target <= 150 MB)")
+        with tempfile.TemporaryDirectory() as d:
+            fresh = time_to_ready(broker, d, shoes=1)
+            with Journal.open(os.path.join(d, "journal.sqlite3"), readonly=True) as j:
+                events = j.last_seq
+            again = time_to_ready(broker, d, shoes=1)
+        print(f"  start -> READY=1: fresh state dir {fresh:.2f} s; restart verifying and "
+              f"replaying a {events}-event journal {again:.2f} s (process start included)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
