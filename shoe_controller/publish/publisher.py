@@ -148,7 +148,8 @@ class Publisher:
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop sending (unacknowledged messages stay in the outbox for the next start),
-        publish ``offline``, disconnect."""
+        publish ``offline``, disconnect. A stopped Publisher is not started again: make
+        a new one (it catches up from the journal)."""
         with self._cond:
             self._stopping = True
             self._cond.notify_all()
@@ -161,7 +162,8 @@ class Publisher:
         with self._stage_lock:
             self._conn.close()
         with self._read_lock:
-            self._read_conn.close()
+            if self._read_conn is not None:
+                self._read_conn.close()
             self._read_conn = None
 
     def __enter__(self) -> Publisher:
