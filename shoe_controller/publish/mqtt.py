@@ -147,8 +147,11 @@ class MqttLink:
 
     def _handle_connect_fail(self, client: mqtt.Client, userdata: object) -> None:
         host, port, _ = self.config.endpoint()
-        self.last_error = f"cannot reach the broker at {host}:{port}"
-        log.warning("MQTT %s; retrying, messages wait in the outbox", self.last_error)
+        error = f"cannot reach the broker at {host}:{port}"
+        # Say it once per outage, not at every retry.
+        level = logging.DEBUG if self.last_error == error else logging.WARNING
+        self.last_error = error
+        log.log(level, "MQTT %s; retrying, messages wait in the outbox", error)
         if self._on_connection is not None:
             self._on_connection(False, self.last_error)
 
