@@ -376,7 +376,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="START:STOP:STEP",
         help="try each focus value, report the sharpest (needs a camera with focus control)",
     )
-    parser.add_argument("--sweep-frames", type=int, default=5, help="frames per focus value")
+    parser.add_argument(
+        "--exposure-sweep",
+        type=_sweep,
+        metavar="START:STOP:STEP",
+        help="try each exposure, keep the brightest with at most 0.2 %% of the ROI clipped",
+    )
+    parser.add_argument("--sweep-frames", type=int, default=5, help="frames per swept value")
     parser.add_argument("--profile", type=Path, help="calibration profile to save settings to")
     parser.add_argument("--save", action="store_true", help="save ROI/exposure/focus to --profile")
     parser.add_argument("--json", action="store_true", help="print the final figures as JSON")
@@ -390,23 +396,45 @@ def _limited(src: FrameSource, frames: int | None, duration: float | None) -> It
             return
 
 
-def _focus_sweep(
-    src: FrameSource, values: list[float], per_value: int, roi: Sequence[int] | None
-) -> list[tuple[float, float]]:
+def _sweep_control(
+    src: FrameSource, control: str, values: list[float], per_value: int, roi: Sequence[int] | None
+) -> list[tuple[float, dict[str, float]]]:
+    """Set ``control`` (focus or exposure) to each value and measure a few frames."""
     results = []
     it = iter(src)
     for value in values:
-        if not src.set_controls(focus=value):
-            raise CameraError(f"{src.name} source: this camera has no focus control to sweep")
-        scores = []
+        if not src.set_controls(**{control: value}):
+            raise CameraError(f"{src.name} source: this camera has no {control} control to sweep")
+        figures = []
         for _ in range(per_value):
             try:
                 _t, frame = next(it)
             except StopIteration:
-                raise CameraError(f"{src.name} source ended during the focus sweep") from None
-            scores.append(measure(frame, roi)["sharpness"])
-        results.append((value, float(np.median(scores))))
+                raise CameraError(f"{src.name} source ended during the {control} sweep") from None
+            figures.append(measure(frame, roi))
+        # The strongest edges and the worst clipping of the frames (a card passing may be
+        # in view in only some of them); the typical level.
+        results.append(
+            (
+                value,
+                {
+                    "sharpness": max(f["sharpness"] for f in figures),
+                    "level": float(np.median([f["level"] for f in figures])),
+                    "clipped": max(f["clipped"] for f in figures),
+                },
+            )
+        )
     return results
+
+
+def best_exposure(swept: list[tuple[float, dict[str, float]]], max_clipped: float = 0.002) -> float:
+    """The brightest exposure that clips at most ``max_clipped`` of the ROI (else the least).
+
+    >>> best_exposure([(50, {"clipped": 0.0}), (100, {"clipped": 0.001}), (200, {"clipped": 0.2})])
+    100
+    """
+    fine = [v for v, f in swept if f["clipped"] <= max_clipped]
+    return max(fine) if fine else min(v for v, _ in swept)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -439,11 +467,23 @@ def run(args: argparse.Namespace) -> int:
     seen: RoiFinder | None = None
     last: dict[str, float] = {}
     swept: list[tuple[float, float]] = []
+    exposed: list[tuple[float, dict[str, float]]] = []
     best_focus = cfg.focus
+    best_exp = cfg.exposure
     try:
         with source:
+            if args.exposure_sweep:
+                exposed = _sweep_control(
+                    source, "exposure", args.exposure_sweep, args.sweep_frames, roi
+                )
+                best_exp = best_exposure(exposed)
+                source.set_controls(exposure=best_exp)
+                for value, fig in exposed:
+                    print(f"exposure {value:g}: level {fig['level']:g} clipped {fig['clipped']:g}")
+                print(f"chosen exposure {best_exp:g}")
             if args.focus_sweep:
-                swept = _focus_sweep(source, args.focus_sweep, args.sweep_frames, roi)
+                focused = _sweep_control(source, "focus", args.focus_sweep, args.sweep_frames, roi)
+                swept = [(v, f["sharpness"]) for v, f in focused]
                 best_focus = max(swept, key=lambda vs: vs[1])[0]
                 source.set_controls(focus=best_focus)
                 for value, score in swept:
@@ -484,7 +524,7 @@ def run(args: argparse.Namespace) -> int:
             roi = roi if args.roi else suggested
     settings: dict[str, Any] = {
         "roi": list(roi) if roi else None,
-        "exposure": cfg.exposure,
+        "exposure": best_exp,
         "focus": best_focus,
         "sharpness": last.get("sharpness"),
         "level": last.get("level"),
@@ -499,5 +539,14 @@ def run(args: argparse.Namespace) -> int:
             return 1
         print(f"saved camera settings to {args.profile}")
     if args.json:
-        print(json.dumps({**settings, "figures": last, "sweep": swept}))
+        print(
+            json.dumps(
+                {
+                    **settings,
+                    "figures": last,
+                    "sweep": swept,
+                    "exposure_sweep": [[v, f] for v, f in exposed],
+                }
+            )
+        )
     return 0

@@ -378,3 +378,26 @@ def test_camera_suggests_the_roi_where_cards_passed(
     assert rc == 0
     assert "suggested ROI: 179,130,252,240" in out  # 200..410 x 150..350, grown by 10 %
     assert json.loads(out.strip().splitlines()[-1])["roi"] == [179, 130, 252, 240]
+
+
+def test_exposure_sweep_keeps_the_brightest_unclipped_exposure() -> None:
+    render = pytest.importorskip("shoe_controller.vision.render")
+    from calibration.camera import _sweep_control, best_exposure
+    from shoe_controller.vision.sources import SyntheticSource
+
+    # Steady light (the calibration range): the card face sits near grey 225-235.
+    src = SyntheticSource(
+        ["QH", "7D", "KS", "2C", "9H", "AS"],
+        frames_per_pass=6,
+        gap=0,
+        fps=0,
+        seed=2,
+        degradation=render.CALIBRATION,
+    )
+    with src:
+        swept = _sweep_control(src, "exposure", [60.0, 90.0, 120.0, 150.0], 3, None)
+    clipped = {v: f["clipped"] for v, f in swept}
+    levels = {v: f["level"] for v, f in swept}
+    assert clipped[60.0] == 0 and clipped[90.0] <= 0.002 and clipped[120.0] > 0.01
+    assert levels[60.0] < levels[90.0]
+    assert best_exposure(swept) == 90.0

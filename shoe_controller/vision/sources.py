@@ -454,16 +454,22 @@ class SyntheticSource(_Paced):
         #: A simulated lens: frames are defocused by ``|focus - in_focus|`` (sigma, px).
         self.in_focus = 5.0
         self.focus: float | None = None
+        #: A simulated sensor: exposure E multiplies the light by E / 100.
+        self.exposure: float | None = None
 
     def set_controls(self, *, exposure: float | None = None, focus: float | None = None) -> bool:
         if focus is not None:
             self.focus = focus
+        if exposure is not None:
+            self.exposure = exposure
         return True
 
     def _raw(self) -> Iterator[np.ndarray]:
         for frame in self._scripted():
             if self.focus is not None and abs(self.focus - self.in_focus) > 0.05:
                 frame = cv2.GaussianBlur(frame, (0, 0), abs(self.focus - self.in_focus))
+            if self.exposure is not None and self.exposure != 100:
+                frame = cv2.convertScaleAbs(frame, alpha=self.exposure / 100)
             yield frame
 
     def _scripted(self) -> Iterator[np.ndarray]:
