@@ -170,3 +170,9 @@ def test_guided_range_reads_every_code_and_never_misreads() -> None:
         wrong += read.kind == "card" and read.card is not card
         unread += read.kind != "card"
     assert wrong == 0 and unread == 0
+
+
+def test_region_outside_the_frame_is_a_clear_rejection() -> None:
+    read = BarcodeReader(cfg(region=[600, 0, 100, 480])).read(np.zeros((480, 640), np.uint8))
+    assert read.kind == "reject"
+    assert read.reason == "[barcode] region [600, 0, 100, 480] lies outside the 640x480 frame"

@@ -105,6 +105,14 @@ class BarcodeReader:
 
     def read(self, frame: np.ndarray) -> FrameRead:
         """The verdict on one frame: card / cut / foreign / empty / reject."""
+        if self.config.region is not None:
+            x, y, w, h = self.config.region
+            if x + w > frame.shape[1] or y + h > frame.shape[0]:
+                # A set-up mistake must not crash the reader: every frame says why it failed.
+                return FrameRead.rejected(
+                    f"[barcode] region {list(self.config.region)} lies outside the "
+                    f"{frame.shape[1]}x{frame.shape[0]} frame"
+                )
         grey = self._prepare(frame)
         codes = self._decode(grey)
         cfg = self.config
