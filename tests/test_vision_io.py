@@ -248,3 +248,12 @@ def test_index_synthetic_source_renders_passes_sliding_along_the_dealing_axis() 
     centres = [np.argwhere(f.mean(axis=2) > 120)[:, 1].mean() for f in frames[:5]]
     assert all(b > a for a, b in itertools.pairwise(centres))
     assert all(f.mean() < 60 for f in frames[5:7])  # the empty gap frames are dark
+
+
+def test_roi_outside_the_frames_is_a_clear_error(tmp_path: Path) -> None:
+    write_folder(tmp_path, marked_frames(1))  # 128x96 frames
+    with (
+        FolderSource(tmp_path, roi=(100, 0, 64, 64)) as src,
+        pytest.raises(CameraError, match=r"roi \[100, 0, 64, 64\] lies outside the 128x96 frames"),
+    ):
+        list(src)

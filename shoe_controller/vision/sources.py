@@ -92,6 +92,13 @@ class FrameSource:
         """The frames, each cropped to the region of interest."""
         for t, frame in self._frames():
             self.frames_read += 1
+            if self.roi is not None:
+                x, y, w, h = self.roi
+                if x + w > frame.shape[1] or y + h > frame.shape[0]:
+                    raise CameraError(
+                        f"[camera] roi {list(self.roi)} lies outside the "
+                        f"{frame.shape[1]}x{frame.shape[0]} frames of this source"
+                    )
             yield t, crop(frame, self.roi)
 
     def __iter__(self) -> Iterator[Frame]:
