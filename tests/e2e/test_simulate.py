@@ -270,7 +270,14 @@ def closing_times(entries: list[Any]) -> dict[tuple[int, int], float]:
 def early_cards(listener: Listener, state_dir: Path) -> list[str]:
     """Messages that carried a card of a round not yet confirmed (or voided) when they
     arrived: must be none under on_result."""
-    closed = closing_times(journal_entries(state_dir))
+    entries = journal_entries(state_dir)
+    closed = closing_times(entries)
+    hands: dict[tuple[int, int], dict[str, list[str]]] = defaultdict(
+        lambda: {"player": [], "banker": []})
+    for e in entries:
+        if e.type == "card_dealt":
+            d = e.data
+            hands[(d["shoe"], d["round"])][d["hand"]].append(d["card"])
     bad = []
     for t, payload, _r in listener.topic_messages("/casino/events"):
         ev = json.loads(payload)["event"]
@@ -281,10 +288,20 @@ def early_cards(listener: Listener, state_dir: Path) -> list[str]:
                 bad.append(f"casino {ev['type']} of round {key}")
     for t, payload, _r in listener.topic_messages("/display/state"):
         st = json.loads(payload)
-        if st["player"]["cards"] or st["banker"]["cards"]:
-            key = (st["shoe"], st["round"])
-            if key not in closed or t < closed[key]:
-                bad.append(f"display state with cards of round {key}")
+        shown = (st["player"]["cards"], st["banker"]["cards"])
+        if not shown[0] and not shown[1]:
+            continue
+        # Which round are these cards from? (A display may keep the last result's cards
+        # up while the next round starts.) The latest round whose hands begin with them.
+        rounds = [k for k, h in hands.items() if k[0] == st["shoe"] and k[1] <= st["round"]
+                  and h["player"][:len(shown[0])] == shown[0]
+                  and h["banker"][:len(shown[1])] == shown[1]]
+        if not rounds:
+            bad.append(f"display state with cards {shown} of no dealt round")
+            continue
+        key = max(rounds)
+        if key not in closed or t < closed[key]:
+            bad.append(f"display state with cards of round {key}")
     return bad
 
 
