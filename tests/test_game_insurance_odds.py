@@ -120,3 +120,20 @@ def test_house_edge_and_a_fresh_shoe():
     banker_nine = next(r for r in report if (r["side"], r["banker"], r["insures"]) ==
                        ("banker", "9", "tie"))
     assert banker_nine["probability"] == nine["probability"]  # same event, by symmetry
+
+
+def test_odds_command_insurance_report(capsys):
+    import json
+
+    from shoe_controller.cli import main
+
+    assert main(["odds", "--insurance", "--json", "--decks", "8"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    rows = data["insurance"]
+    assert len(rows) == 24
+    nine = rows[14]
+    assert (nine["side"], nine["player"], nine["insures"], nine["odds"]) == (
+        "player", "9", "tie", 10.0)
+    assert nine["probability_exact"] == "8081/85491" and nine["house_edge"] < 0
+    assert main(["odds", "--insurance", "--decks", "1", "--removed", "AS KD"]) == 0
+    assert "insurance offers" in capsys.readouterr().out

@@ -4,6 +4,7 @@
     shoe-controller odds --decks 6 --no-commission
     shoe-controller odds --removed "AS KD 9H 9H" --json
     shoe-controller odds --config /etc/shoe-controller/table.toml   # the table's paytable
+    shoe-controller odds --insurance             # + each insurance offer's house edge
 
 ``--removed`` lists the cards already out of a fresh shoe (any order, codes as in
 ``replay``). ``--json`` prints one object: ``probabilities`` (bet -> probability it
@@ -49,6 +50,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="Banker wins pay 1, or 0.5 with a total of 6",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--insurance", action="store_true",
+        help="also the exact house edge of each insurance offer at its stage ([insurance] rows)",
+    )
 
 
 def _removed_cards(text: str) -> list[str]:
@@ -98,7 +103,22 @@ def report(args: argparse.Namespace) -> dict[str, object]:
             "house_edge": {k: _ratio(v) for k, v in analysis.house_edge.items()},
         },
         "elapsed_ms": round(elapsed_ms, 3),
+        **({"insurance": _insurance(rules, decks, removed)} if args.insurance else {}),
     }
+
+
+def _insurance(rules: Rules, decks: int, removed: list[str]) -> list[dict[str, object]]:
+    """Each insurance row: P(insured event | offered) and house edge (CORE's
+    game.insurance_odds), for the shoe left after ``removed``."""
+    from shoe_controller.game.insurance_odds import fresh_pool, remove, row_report
+
+    pool = remove(fresh_pool(decks), [parse_card(c).value for c in removed])
+    rows = row_report(rules.insurance, pool)
+    for r in rows:
+        for key in ("probability", "house_edge"):
+            x = r[key]
+            r[key], r[f"{key}_exact"] = (None, None) if x is None else (float(x), _ratio(x))
+    return rows
 
 
 def _print_table(result: dict[str, object]) -> None:
@@ -125,6 +145,19 @@ def _print_table(result: dict[str, object]) -> None:
     console = Console()
     console.print(table)
     console.print(f"analysis: {result['elapsed_ms']:.2f} ms (exact; red: player advantage)")
+    if "insurance" in result:
+        ins = Table(title="insurance offers (P: insured event, given the offer is made)")
+        for col in ("insures", "stage", "player", "banker", "odds", "P", "house edge"):
+            ins.add_column(col, justify="right" if col in ("odds", "P", "house edge") else None)
+        for r in result["insurance"]:  # type: ignore[union-attr]
+            p, e = r["probability"], r["house_edge"]
+            ins.add_row(
+                f"{r['side']} bet vs {r['insures']}", r["stage"], r["player"], r["banker"],
+                f"{r['odds']:g}", "-" if p is None else f"{p:.6f}",
+                "never offered" if e is None else f"{e * 100:.4f}%",
+                style="bold red" if e is not None and e < 0 else None,
+            )
+        console.print(ins)
 
 
 def run(args: argparse.Namespace) -> int:
