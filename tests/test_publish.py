@@ -376,3 +376,27 @@ def test_appends_from_several_threads_keep_one_contiguous_signed_chain(broker, t
     pub.stop()
     rec.stop()
     journal.close()
+
+
+def test_unusable_tls_files_and_secrets_are_clear_errors(tmp_path):
+    journal = Journal.open(tmp_path / "j.sqlite3", table_id="T1")
+    missing = str(tmp_path / "nope.pem")
+    pub = Publisher(journal, MqttConfig(url="mqtts://127.0.0.1:1", ca_file=missing), "T1",
+                    hmac_key=KEY)
+    with pytest.raises(ValueError, match=r"mqtt TLS: cannot load ca_file=.*nope\.pem"):
+        pub.start()
+    pub.stop()
+    with pytest.raises(ValueError, match=r"mqtt hmac_key_file .*nope\.key.*cannot read"):
+        Publisher(journal, MqttConfig(hmac_key_file=str(tmp_path / "nope.key")), "T1")
+    empty = tmp_path / "empty.key"
+    empty.write_text("\n")
+    with pytest.raises(ValueError, match="the file is empty"):
+        Publisher(journal, MqttConfig(hmac_key_file=str(empty)), "T1")
+    key = tmp_path / "hmac.key"
+    key.write_bytes(b"s3cret\n")
+    p = Publisher(journal, MqttConfig(hmac_key_file=str(key), release="per_card"), "T1")
+    (entry,) = p.append([{"type": "shoe_started", "shoe": 1, "decks": 8}])
+    payload = journal._conn.execute(
+        "SELECT payload FROM outbox WHERE seq = 1").fetchone()[0]
+    assert verify_casino_payload(payload, b"s3cret")["seq"] == entry.seq
+    journal.close()

@@ -74,8 +74,14 @@ class MqttLink:
                         status_payload(self.topics.table, "offline", reason="connection lost"),
                         qos=1, retain=True)
         if c.endpoint()[2]:
-            client.tls_set(ca_certs=c.ca_file, certfile=c.cert_file, keyfile=c.key_file,
-                           cert_reqs=ssl.CERT_REQUIRED, tls_version=ssl.PROTOCOL_TLS_CLIENT)
+            try:
+                client.tls_set(ca_certs=c.ca_file, certfile=c.cert_file, keyfile=c.key_file,
+                               cert_reqs=ssl.CERT_REQUIRED,
+                               tls_version=ssl.PROTOCOL_TLS_CLIENT)
+            except (OSError, ssl.SSLError) as exc:
+                raise ValueError(
+                    f"mqtt TLS: cannot load ca_file={c.ca_file!r} cert_file={c.cert_file!r} "
+                    f"key_file={c.key_file!r}: {exc}") from None
         if c.username is not None:
             client.username_pw_set(c.username, c.resolved_password())
         client.on_connect = self._handle_connect
