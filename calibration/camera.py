@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import socket
 import sys
 import threading
 import time
@@ -215,7 +216,14 @@ class PreviewServer:
                 except (BrokenPipeError, ConnectionResetError):
                     return  # the viewer went away
 
-        self._httpd = ThreadingHTTPServer((host, port), Handler)
+        server_class = ThreadingHTTPServer
+        if ":" in host:  # an IPv6 address such as ::1
+
+            class Server6(ThreadingHTTPServer):
+                address_family = socket.AF_INET6
+
+            server_class = Server6
+        self._httpd = server_class((host, port), Handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
         self._thread.start()

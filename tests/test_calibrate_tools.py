@@ -401,3 +401,20 @@ def test_exposure_sweep_keeps_the_brightest_unclipped_exposure() -> None:
     assert clipped[60.0] == 0 and clipped[90.0] <= 0.002 and clipped[120.0] > 0.01
     assert levels[60.0] < levels[90.0]
     assert best_exposure(swept) == 90.0
+
+
+def test_preview_server_on_ipv6_loopback() -> None:
+    import socket
+
+    if not socket.has_ipv6:
+        pytest.skip("no IPv6 on this machine")
+    try:
+        server = PreviewServer("::1", 0)
+    except OSError as exc:
+        pytest.skip(f"no IPv6 loopback here: {exc}")
+    try:
+        server.publish(np.zeros((10, 10, 3), np.uint8), {"figures": {}})
+        assert server.url.startswith("http://[::1]:")
+        assert urllib.request.urlopen(server.url + "status.json", timeout=5).status == 200
+    finally:
+        server.close()
