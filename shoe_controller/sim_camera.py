@@ -31,6 +31,8 @@ log = logging.getLogger("shoe_controller.sim.camera")
 
 #: Seconds between empty frames while no card passes.
 IDLE_FRAME_S = 0.05
+#: Seconds of empty window after a card's exit before the next card's pass.
+SETTLE_S = 0.1
 
 
 class SyntheticCamera(CameraInput):
@@ -116,6 +118,12 @@ class SyntheticCamera(CameraInput):
             yield time.monotonic(), self._empty
             if then is not None:
                 then()
+            # The next card cannot cross the window in the same instant: an empty window
+            # for a moment (longer than the tracker's exit grace) before the next pass.
+            settle = time.monotonic() + SETTLE_S
+            while time.monotonic() < settle and not self._stop.is_set():
+                time.sleep(0.02)
+                yield time.monotonic(), self._empty
 
 
 def _smear(frame: np.ndarray) -> np.ndarray:

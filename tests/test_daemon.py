@@ -425,3 +425,65 @@ if os.environ.get("SHOE_DEBUG"):  # pragma: no cover
     import logging
 
     logging.basicConfig(level=logging.DEBUG)
+
+
+def test_run_wiring_from_a_config_file_with_mock_pins_and_the_shoe_simulator(tmp_path: Path):
+    """`shoe-controller run`'s assembly (build_daemon) on virtual hardware."""
+    from firmware_bridge.simulator import DeviceSimulator
+    from shoe_controller.config import load_config_text
+    from shoe_controller.daemon import build_daemon
+
+    sim = DeviceSimulator("RUN-1")
+    path = sim.start()
+    config = load_config_text(
+        f'[table]\nid = "RUN-1"\n[rules]\nburn = "none"\n'
+        f'[gpio]\npin_factory = "mock"\nbounce_time = 0\n'
+        f'[serial]\nport = "{path}"\nexclusive = false\n'
+        f'[mqtt]\nenabled = false\n', "run.toml")
+    daemon, extras = build_daemon(config, str(tmp_path), cards="scanner")
+    run = Running(daemon)
+    try:
+        assert daemon.sources[0].link_up.wait(10)
+        sim.shoe_loaded()
+        for code in ("9S", "QH", "KD", "7C"):  # Player natural 9 v 7: the round is complete
+            sim.card_exit()
+            sim.card_read(f"D1-{code}")
+        wait(lambda: "round_result" in journal_types(daemon), "the round's result")
+        assert daemon.station.led_values()["player_wins"]
+        result = next(e.data for e in daemon.journal.replay() if e.type == "round_result")
+        assert (result["player"], result["banker"], result["winner"]) == (
+            ["9S", "KD"], ["QH", "7C"], "player")
+        assert (tmp_path / "journal.sqlite3").exists()
+    finally:
+        run.stop()
+        daemon.close()
+        for extra in extras:
+            extra.stop()
+        sim.stop()
+
+
+def test_synthetic_camera_reads_through_the_real_reader_and_pass_tracker(tmp_path: Path):
+    """simulate --reader barcode's camera: frames -> zxing reader -> pass tracker."""
+    from shoe_controller.sim_camera import SyntheticCamera
+
+    camera = SyntheticCamera.for_reader("barcode", seed=3)
+    daemon = new_daemon(tmp_path / "j.sqlite3", sources=[camera])
+    run = Running(daemon)
+    exits: list[float] = []
+    try:
+        daemon.submit(NewShoe())
+        # Burn indicator 3H burns 3, then P 7S, B 2D.
+        for label in ("3H", "4C", "5D", "6S", "7S", "2D", "UNREADABLE"):
+            camera.show(label, then=lambda: (exits.append(time.monotonic()),
+                                             camera.card_exit(time.monotonic())))
+        wait(lambda: "fault" in journal_types(daemon), "the unreadable pass", timeout=60)
+        entries = [e.data for e in daemon.journal.replay()]
+        assert [e["card"] for e in entries if e["type"] in ("burn_indicator", "card_burned",
+                                                            "card_dealt")] == \
+            ["3H", "4C", "5D", "6S", "7S", "2D"]
+        fault = next(e for e in entries if e["type"] == "fault")
+        assert fault["kind"] == "unreadable_card"
+        assert camera.frames > 7 * 6
+    finally:
+        run.stop()
+        daemon.close()
