@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import queue
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -37,7 +39,7 @@ from shoe_controller.vision.config import (
     load_vision_sections,
 )
 
-__all__ = ["DeckReport", "add_arguments", "check_decks", "run"]
+__all__ = ["DeckReport", "add_arguments", "check_decks", "collect", "run"]
 
 
 @dataclass
@@ -100,6 +102,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--profile", type=Path, help="override [vision] profile")
     parser.add_argument("--duration", type=float, help="stop after this many seconds")
+    parser.add_argument(
+        "--serial",
+        metavar="PORT",
+        help="the shoe's serial port (path or pyserial URL): its card-exit sensor bounds "
+        "each pass, as in play ([serial] of --config for the other settings)",
+    )
+    parser.add_argument(
+        "--link-timeout", type=float, default=10.0, help="seconds to wait for the shoe (10)"
+    )
     parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
 
 
@@ -117,6 +128,45 @@ def _print_report(report: DeckReport) -> None:
     for payload in report.foreign:
         print(f"foreign:    {payload!r}")
     print("OK: every card read exactly once per deck" if report.ok else "NOT OK")
+
+
+def collect(
+    frames: Iterable[tuple[float, Any]],
+    reader: Any,
+    tracker: Any,
+    *,
+    exits: queue.Queue[Any] | None = None,
+    progress: Callable[[list[object]], None] = lambda _inputs: None,
+    stop: Callable[[list[object]], bool] = lambda _inputs: False,
+) -> list[object]:
+    """Frames -> reader -> pass tracker -> the passes' inputs, until the frames end or
+    ``stop`` says so. ``exits``: the serial link's event queue; its card-exit events
+    bound the passes (their ``rx_ns`` is on the frames' monotonic clock)."""
+    inputs: list[object] = []
+
+    def drain(wait: float = 0.0) -> None:
+        while exits is not None:
+            try:
+                event = exits.get(timeout=wait) if wait else exits.get_nowait()
+            except queue.Empty:
+                return
+            if getattr(event, "kind", None) == "card_exit":
+                t = event.rx_ns / 1e9 if event.rx_ns else time.monotonic()
+                inputs.extend(tracker.card_exit(t))
+
+    try:
+        for t, frame in frames:
+            drain()
+            inputs.extend(tracker.frame(t, reader.read(frame)))
+            progress(inputs)
+            if stop(inputs):
+                break
+    except KeyboardInterrupt:
+        print("deck-check: stopped; the report covers what was seen so far", file=sys.stderr)
+    finally:
+        drain(wait=0.2)  # an exit event still on its way for the last card
+        inputs.extend(tracker.flush())
+    return inputs
 
 
 def run(args: argparse.Namespace) -> int:
@@ -142,13 +192,13 @@ def run(args: argparse.Namespace) -> int:
         )
         camera = camera_config(args)
         reader = build_reader(vision, barcode)
-    except (VisionConfigError, ProfileError, OSError) as exc:
+        serial_cfg = _serial_config(args) if args.serial else None
+    except (VisionConfigError, ProfileError, OSError, ValueError) as exc:
         print(f"deck-check: {exc}", file=sys.stderr)
         return 2
-    tracker = PassTracker.from_config(vision, sensor=False, source=vision.reader)
+    tracker = PassTracker.from_config(vision, sensor=serial_cfg is not None, source=vision.reader)
     expected = 52 * args.decks
     live = camera.source in ("usb", "picamera")
-    inputs: list[object] = []
     end = None if args.duration is None else time.monotonic() + args.duration
     console = Console(stderr=True)
     try:
@@ -161,32 +211,64 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"deck-check: --script: {exc}", file=sys.stderr)
         return 2
+
+    def stop(inputs: list[object]) -> bool:
+        # A live camera stops once the decks have passed; a replay reads to its end (so a
+        # card beyond the decks' count is reported too).
+        if live and reads(inputs) >= expected and not tracker.in_pass:
+            return True
+        return end is not None and time.monotonic() >= end
+
+    link = None
+    inputs: list[object] = []
     try:
+        exits: queue.Queue[Any] | None = None
+        if serial_cfg is not None:
+            from firmware_bridge.link import Link, LinkError
+
+            exits = queue.Queue()
+            link = Link(serial_cfg, exits).start()
+            try:
+                link.wait_up(timeout=args.link_timeout)
+            except LinkError as exc:
+                print(f"deck-check: serial link: {exc}", file=sys.stderr)
+                return 1
         with (
             source,
             Progress(console=console, transient=args.json) as progress,
         ):
             task = progress.add_task("cards read", total=expected)
-            for t, frame in source:
-                done = tracker.frame(t, reader.read(frame))
-                inputs += done
-                progress.update(task, completed=min(reads(inputs), expected))
-                # A live camera stops once the decks have passed; a replay reads to its end
-                # (so a card beyond the decks' count is reported too).
-                if live and reads(inputs) >= expected and not tracker.in_pass:
-                    break
-                if end is not None and time.monotonic() >= end:
-                    break
-            inputs += tracker.flush()
+
+            def advance(got: list[object]) -> None:
+                progress.update(task, completed=min(reads(got), expected))
+
+            inputs = collect(source, reader, tracker, exits=exits, progress=advance, stop=stop)
     except CameraError as exc:
         print(f"deck-check: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        inputs += tracker.flush()
-        print("deck-check: stopped; report of what was seen so far", file=sys.stderr)
+    finally:
+        if link is not None:
+            link.stop()
     report = check_decks(inputs, args.decks)
     if args.json:
         print(json.dumps(report.to_dict()))
     else:
         _print_report(report)
     return 0 if report.ok else 1
+
+
+def _serial_config(args: argparse.Namespace) -> Any:
+    """``[serial]`` of --config (if any) with the port from --serial."""
+    import tomllib
+
+    from firmware_bridge.config import SerialConfig
+
+    table: dict[str, Any] = {}
+    if args.config:
+        with open(args.config, "rb") as f:
+            table = tomllib.load(f).get("serial", {})
+    try:
+        cfg = msgspec.convert(table, SerialConfig)
+    except msgspec.ValidationError as exc:
+        raise ValueError(f"{args.config}: [serial]: {exc}") from exc
+    return msgspec.structs.replace(cfg, port=args.serial)

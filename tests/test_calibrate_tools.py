@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import urllib.request
 from pathlib import Path
 
@@ -418,3 +419,76 @@ def test_preview_server_on_ipv6_loopback() -> None:
         assert urllib.request.urlopen(server.url + "status.json", timeout=5).status == 200
     finally:
         server.close()
+
+
+def test_deck_check_passes_bounded_by_the_shoe_exit_sensor() -> None:
+    """The shoe's exit gate (device simulator on a pty, real serial link) bounds each pass.
+
+    Two KD in a row are two cards (the gate fired twice); a card the gate saw but no frame
+    showed is unreadable, never skipped."""
+    import queue
+
+    from calibration.deck_check import collect
+    from firmware_bridge.config import SerialConfig
+    from firmware_bridge.link import Link
+    from firmware_bridge.simulator import DeviceSimulator
+    from shoe_controller.vision.barcode import BarcodeReader
+    from shoe_controller.vision.passes import PassTracker
+    from shoe_controller.vision.sources import SyntheticSource
+
+    with DeviceSimulator(heartbeat_interval=0.05) as sim:
+        events: queue.Queue[object] = queue.Queue()
+        link = Link(SerialConfig(port=sim.path), events).start()
+        try:
+            link.wait_up(timeout=10)
+
+            def exit_gate(item: str) -> None:
+                sim.card_exit(duration_us=35_000)
+                if item == "D1-3C":  # a card slips out unseen right behind this one
+                    sim.card_exit(duration_us=30_000)
+                time.sleep(0.02)  # the event crosses the pty before the next frames
+
+            src = SyntheticSource(
+                ["D1-KD", "D1-KD", "D1-3C", "D1-QS"],
+                barcode=True,
+                frames_per_pass=3,
+                gap=2,
+                fps=0,
+                seed=7,
+                on_pass_end=exit_gate,
+            )
+            tracker = PassTracker(sensor=True, min_frames=2, exit_grace_s=0.001, source="barcode")
+            with src:
+                inputs = collect(src, BarcodeReader(), tracker, exits=events)
+        finally:
+            link.stop()
+    assert [getattr(i, "card", None) for i in inputs] == [
+        parse_card("KD"),
+        parse_card("KD"),
+        parse_card("3C"),
+        None,
+        parse_card("QS"),
+    ]
+    assert isinstance(inputs[3], UnreadableCard)
+    assert inputs[3].reason == "a card left the shoe but no frame showed it"
+
+
+def test_deck_check_without_the_shoe_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    rc = calibrate(
+        [
+            "deck-check",
+            "--source",
+            "synthetic",
+            "--reader",
+            "barcode",
+            "--script",
+            "D1-QH",
+            "--serial",
+            "/dev/nonexistent-shoe",
+            "--link-timeout",
+            "0.3",
+        ]
+    )
+    assert rc == 1
+    err = capsys.readouterr().err
+    assert "serial link" in err and "/dev/nonexistent-shoe" in err

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -440,9 +440,13 @@ class SyntheticSource(_Paced):
         seed: int = 0,
         fps: float = 60.0,
         upside_down: float = 0.5,
+        on_pass_end: Callable[[str], None] | None = None,
         **kw: Any,
     ) -> None:
         super().__init__(fps=fps, **kw)
+        #: Called with the item after the last frame of each card's pass was taken (a
+        #: simulated exit sensor hooks in here).
+        self.on_pass_end = on_pass_end
         self.script = list(script)
         if not barcode:
             from shoe_controller.game.cards import parse_card
@@ -500,8 +504,11 @@ class SyntheticSource(_Paced):
             for frame in passes:
                 i += 1
                 yield frame
-            if item.upper() != "NONE" and self.fps:
-                self.exits.append(self.start + (i - 0.5) / self.fps)
+            if item.upper() != "NONE":
+                if self.fps:
+                    self.exits.append(self.start + (i - 0.5) / self.fps)
+                if self.on_pass_end is not None:
+                    self.on_pass_end(item)
             for frame in self._empties(rng):
                 i += 1
                 yield frame
