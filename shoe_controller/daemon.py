@@ -31,7 +31,7 @@ import resource
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -480,18 +480,28 @@ def build_daemon(config: Any, state_dir: str, *, cards: str = "camera",
 
 
 def _camera_input(config: Any) -> Any:
-    """The camera adapter from ``[camera]``/``[vision]`` (VISION's sources and readers)."""
+    """The camera adapter from ``[camera]``/``[vision]``/``[barcode]`` (VISION's sources,
+    reader and pass tracker; the shoe's exit sensor bounds the passes)."""
     from shoe_controller.daemon_inputs import CameraInput
-    from shoe_controller.vision import passes
+    from shoe_controller.vision import passes, sources
+    from shoe_controller.vision.config import BarcodeConfig, CameraConfig, VisionConfig
+    from shoe_controller.vision.reader import build_reader
 
-    vision = getattr(config, "vision", None)
-    camera_cfg = getattr(config, "camera", None)
+    vision = _section(config, "vision", VisionConfig)
+    camera_cfg = _section(config, "camera", CameraConfig)
     try:
-        from shoe_controller.vision import reader as reader_mod
-        from shoe_controller.vision import sources
-    except ImportError as exc:
-        raise DaemonError(f"the camera path is not available in this build ({exc}); "
-                          "use --cards scanner") from None
-    reader = reader_mod.build_reader(vision, getattr(config, "barcode", None))
+        reader = build_reader(vision, _section(config, "barcode", BarcodeConfig))
+    except Exception as exc:  # ProfileError and friends: say what to do
+        raise DaemonError(f"the camera reader cannot start: {exc} (calibrate with "
+                          "`shoe-calibrate learn`, or run with --cards scanner)") from None
     tracker = passes.PassTracker.from_config(vision, sensor=True, source=vision.reader)
-    return CameraInput(lambda: iter(sources.open_source(camera_cfg)), reader, tracker)
+
+    def frames() -> Iterator[tuple[float, Any]]:
+        source = sources.open_source(camera_cfg)
+        source.open()  # CameraError (device missing...) -> Fault("camera_lost") + retry
+        try:
+            yield from source.frames()
+        finally:
+            source.close()
+
+    return CameraInput(frames, reader, tracker)

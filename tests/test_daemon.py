@@ -487,3 +487,29 @@ def test_synthetic_camera_reads_through_the_real_reader_and_pass_tracker(tmp_pat
     finally:
         run.stop()
         daemon.close()
+
+
+def test_run_with_a_camera_that_is_not_there_is_a_fault_not_a_crash(tmp_path: Path):
+    """`run --cards camera` on a machine without /dev/video9: camera_lost, and retrying."""
+    from firmware_bridge.simulator import DeviceSimulator
+    from shoe_controller.config import load_config_text
+    from shoe_controller.daemon import build_daemon
+
+    sim = DeviceSimulator("RUN-2")
+    path = sim.start()
+    config = load_config_text(
+        f'[gpio]\npin_factory = "mock"\n[serial]\nport = "{path}"\nexclusive = false\n'
+        f'[vision]\nreader = "barcode"\n[camera]\nsource = "usb"\ndevice = "/dev/video9"\n'
+        f'[mqtt]\nenabled = false\n', "run.toml")
+    daemon, _ = build_daemon(config, str(tmp_path), cards="camera")
+    run = Running(daemon)
+    try:
+        sim.shoe_loaded()
+        wait(lambda: "fault" in journal_types(daemon), "camera_lost")
+        fault = next(e.data for e in daemon.journal.replay() if e.type == "fault")
+        assert fault["kind"] == "camera_lost" and "video9" in fault["detail"]
+        assert run.thread.is_alive()
+    finally:
+        run.stop()
+        daemon.close()
+        sim.stop()
