@@ -60,7 +60,7 @@ __all__ = [
 Hand = Literal["player", "banker"]
 
 
-class DomainEvent(msgspec.Struct, frozen=True, tag_field="type"):
+class DomainEvent(msgspec.Struct, frozen=True, tag_field="type", gc=False):
     """Base of every domain event: the shoe it belongs to."""
 
     shoe: int

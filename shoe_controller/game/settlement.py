@@ -155,7 +155,7 @@ class Settler:
     False
     """
 
-    __slots__ = ("_by_round", "_offered", "_tables", "rules")
+    __slots__ = ("_offered", "_tables", "by_round", "rules")
 
     def __init__(self, rules: Rules) -> None:
         self.rules = rules
@@ -163,7 +163,7 @@ class Settler:
         #: (a list indexed by ``node * 8 + pairs code``, shared by rounds offering the
         #: same bets)
         self._offered: list[tuple[str, ...]] = []
-        self._by_round: list[list[dict[str, float] | None]] = []
+        self.by_round: list[list[dict[str, float] | None]] = []
         self._tables: dict[tuple[str, ...], list[dict[str, float] | None]] = {}
 
     def _extend(self, round_number: int) -> None:
@@ -173,7 +173,7 @@ class Settler:
             table = self._tables.get(bets)
             if table is None:
                 table = self._tables[bets] = [None] * (len(OUTCOME) * 8)
-            self._by_round.append(table)
+            self.by_round.append(table)
 
     def offered(self, round_number: int) -> tuple[str, ...]:
         """Bets offered on a round (memoised)."""
@@ -187,9 +187,9 @@ class Settler:
         ``pairs`` is a :class:`Pairs` or its ``code``.
         """
         code = pairs if pairs.__class__ is int else pairs.code  # type: ignore[union-attr]
-        if round_number >= len(self._by_round):
+        if round_number >= len(self.by_round):
             self._extend(round_number)
-        table = self._by_round[round_number]
+        table = self.by_round[round_number]
         hit = table[node * 8 + code]
         if hit is None:
             outcome = OUTCOME[node]

@@ -159,7 +159,7 @@ def table_for(rules: Rules) -> Table:
     return Table(rules)
 
 
-class ShoeState(msgspec.Struct, frozen=True):
+class ShoeState(msgspec.Struct, frozen=True, gc=False):
     """Everything the shoe knows, as one immutable value (see module doc for phases).
 
     Counters are per shoe: ``burned``/``discarded`` count identified cards (the burn
@@ -314,9 +314,18 @@ def _round_result(state: ShoeState, nxt: int, player: tuple[str, ...],
         p_nat or b_nat,
         player_pair,
         banker_pair,
-        state.table.settler.settle(nxt, pairs, rnd),
+        _settle(state.table.settler, nxt, pairs, rnd),
         insurance,
     )
+
+
+def _settle(settler: Settler, node: int, pairs: int, rnd: int) -> dict[str, float]:
+    """Settler.settle, with its memo hit inlined (once per round in the hot path)."""
+    try:
+        hit = settler.by_round[rnd][node * 8 + pairs]
+    except IndexError:
+        hit = None
+    return hit if hit is not None else settler.settle(node, pairs, rnd)
 
 
 def _closing(state: ShoeState, reason: str) -> list[Event]:
@@ -918,23 +927,30 @@ def step(
                     nxt, hand, position, prompt, complete = tr
                     shoe, rnd = state.shoe, state.round
                     ev = _dealt(shoe, rnd, hand, position, code, inp.orientation)
+                    if not complete:
+                        if hand == "player":
+                            new = _replace(state, node=nxt, player=(*state.player, code),
+                                           inventory=inventory + shift)
+                        else:
+                            new = _replace(state, node=nxt, banker=(*state.banker, code),
+                                           inventory=inventory + shift)
+                        if prompt is None:
+                            return new, [ev]
+                        return new, [ev, _prompted(shoe, rnd, prompt)]
                     if hand == "player":
                         player, banker = (*state.player, code), state.banker
-                        new = _replace(state, node=nxt, player=player, inventory=inventory + shift)
                     else:
                         player, banker = state.player, (*state.banker, code)
-                        new = _replace(state, node=nxt, banker=banker, inventory=inventory + shift)
-                    if prompt is None:
-                        return new, [ev]
-                    if not complete:
-                        return new, [ev, _prompted(shoe, rnd, prompt)]
-                    tail = _result(new, nxt, player, banker)
-                    if len(tail) > 1:  # confirmed at once
-                        if tail[-1].__class__ is _bets_open:
-                            new = _replace(new, phase=_between)
-                        else:
-                            for e in tail[1:]:
-                                new = evolve(new, e)
+                    tail = _result(state, nxt, player, banker)
+                    if table.auto_confirm and tail[-1].__class__ is _bets_open:
+                        # the round closes at once: one new state for card and close
+                        new = _replace(state, node=nxt, player=player, banker=banker,
+                                       inventory=inventory + shift, phase=_between)
+                    else:
+                        new = _replace(state, node=nxt, player=player, banker=banker,
+                                       inventory=inventory + shift)
+                        for e in tail[1:]:
+                            new = evolve(new, e)
                     return new, [ev, _prompted(shoe, rnd, prompt), *tail]
             elif phase is _between and table.auto_rounds and not state.carried:
                 shoe, rnd = state.shoe, state.round + 1
