@@ -40,6 +40,7 @@ __all__ = [
     "example_toml",
     "load_config",
     "load_config_text",
+    "reference_markdown",
     "section_types",
 ]
 
@@ -414,3 +415,82 @@ def example_toml() -> str:
                 out.append(f"{key} = {_toml_value(value)}")
         out.append("")
     return "\n".join(out)
+
+
+_REFERENCE_HEAD: Final = """# Configuration
+
+One TOML file configures a table. `shoe_controller.config.load_config(path)` reads and
+validates it into a `Config` (the daemon refuses to start on any problem); sections and
+keys that are left out take their defaults.
+
+```
+shoe-controller config check /etc/shoe-controller/table.toml  # OK + summary, exit 0
+shoe-controller config check --json table.toml    # the effective config, defaults filled in
+shoe-controller config example > table.toml       # every key at its default, commented
+shoe-controller config reference > docs/config.md # this page
+```
+
+`examples/table.toml` is the output of `config example`: every section, every key, every
+default, with the comments from the Structs' source. Regenerate it when a section's
+Struct changes (the test `tests/test_config.py` fails when a key is missing from it or a
+default differs).
+
+Errors name the file, the section and key, and what was wrong, and `config check` exits 2:
+
+```
+config: table.toml: [rules] decks: expected an integer 1-16, got 'eight'
+config: table.toml: [rules] burn: expected one of 'decks', 'first_card', 'fixed', 'none', \
+got 'often'
+config: table.toml: [gpio] led_tyi: unknown key (known keys: led_player_draws, ...)
+config: table.toml: [tabel]: unknown section (known sections: table, rules, ...)
+config: table.toml: [camera] roi: expected a list of 4 values (an integer >= 0), got [1, 2]
+config: table.toml: not valid TOML: Invalid value (at line 1, column 5)
+```
+
+In Python: `cfg.table.id`, `cfg.rules` (the game `Rules`, with `[paytable]`,
+`[bet_availability]` and `[insurance]` folded in as `cfg.rules.paytable`,
+`cfg.rules.bet_availability`, `cfg.rules.insurance`),
+and one attribute per other section holding its owner's Struct (`cfg.mqtt.host`,
+`cfg.gpio.led_fault`, ...). Each section is validated by the Struct its owner defines
+(every field defaulted, unknown keys refused), imported from the module listed below; a
+module that does not exist leaves its section as a plain table in `cfg.raw[section]`
+(and `config check` says which sections were not validated).
+
+TOML cannot write "none": keys whose default is unset are shown commented out; leave
+them out to keep them unset.
+
+## Sections and keys
+"""
+
+
+def reference_markdown() -> str:
+    """docs/config.md: every section, key, default and meaning, from the Structs (what
+    ``shoe-controller config reference`` prints)."""
+    out = [_REFERENCE_HEAD]
+    for section, struct in section_types().items():
+        module, name = SECTIONS[section]
+        out.append(f"### [{section}]\n")
+        if struct is None:
+            out.append(f"No settings defined yet (`{module}.{name}` does not exist); the "
+                       "section is accepted as a plain table.\n")
+            continue
+        out.append(f"Struct: `{module}.{name}`.\n")
+        doc = (struct.__doc__ or "").strip()
+        if doc:
+            out.append(" ".join(line.strip() for line in doc.splitlines()) + "\n")
+        out.append("| key | default | meaning |\n|---|---|---|")
+        comments = _field_comments(struct)
+        defaults = msgspec.to_builtins(struct())
+        if section == "rules":
+            for key in _OWN_SECTIONS:
+                defaults.pop(key, None)
+        for key, value in defaults.items():
+            if isinstance(value, list | tuple) and value and isinstance(value[0], dict):
+                shown = f"{len(value)} rows (see examples/table.toml)"
+            else:
+                shown = "(unset)" if value is None else f"`{_toml_value(value)}`"
+            meaning = " ".join(comments.get(key, [])).replace("|", "\\|") or "(as above)"
+            out.append(f"| `{key}` | {shown} | {meaning} |")
+        out.append("")
+    return "\n".join(out)
+

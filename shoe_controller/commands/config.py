@@ -3,7 +3,8 @@
 ``check`` loads the file exactly as the daemon does: it prints a short summary and exits
 0 when valid; otherwise it prints the problem (file, section, key, what is wrong) and
 exits 2. ``--json`` prints the effective configuration, defaults filled in.
-``example`` prints a file with every key at its default, commented.
+``example`` prints a file with every key at its default, commented (examples/table.toml);
+``reference`` the Markdown reference of every key (docs/config.md).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from shoe_controller.config import (
     config_to_dict,
     example_toml,
     load_config,
+    reference_markdown,
     section_types,
 )
 
@@ -28,11 +30,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     check.add_argument("--json", action="store_true",
                        help="print the effective configuration (defaults filled in) as JSON")
     sub.add_parser("example", help="print a configuration with every key at its default")
+    sub.add_parser("reference", help="print the reference of every key (docs/config.md)")
 
 
 def run(args: argparse.Namespace) -> int:
     if args.action == "example":
         sys.stdout.write(example_toml())
+        return 0
+    if args.action == "reference":
+        sys.stdout.write(reference_markdown() + "\n")
         return 0
     try:
         config = load_config(args.file)
