@@ -260,12 +260,18 @@ class Daemon:
         if inp is not None:
             try:
                 events, state = self.core.decide(inp)
-            except Exception:
+            except Exception as exc:
                 # A bug in the core for one input must not stop the table: log it with
-                # the input (it is reproducible by replay) and carry on.
+                # the input (it is reproducible by replay), and stop the round for the
+                # supervisor with a fault the casino sees too.
                 self.errors += 1
                 log.exception("the game core failed on %r from %s", inp, item.origin)
-                events = []
+                try:
+                    events, state = self.core.decide(
+                        Fault("internal_error", f"{type(exc).__name__} on {inp!r}"))
+                except Exception:
+                    log.exception("the game core cannot even record the fault")
+                    events = []
             if events:
                 entries = self._journal(events)
                 self.core.state = state

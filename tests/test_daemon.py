@@ -190,7 +190,11 @@ def test_a_core_failure_on_one_input_does_not_stop_the_loop(tmp_path: Path, capl
     daemon.submit(NewShoe())
     daemon.drain()
     assert daemon.errors == 1
-    assert "shoe_started" in journal_types(daemon)
+    types = journal_types(daemon)
+    assert types[0] == "fault" and "shoe_started" in types
+    fault = next(e.data for e in daemon.journal.replay() if e.type == "fault")
+    assert fault["kind"] == "internal_error" and "injected core failure" not in fault["detail"]
+    assert "RuntimeError on NewShoe()" in fault["detail"]
     daemon.close()
 
 
