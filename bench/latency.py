@@ -17,7 +17,8 @@ Printed:
 3. time from start to READY=1 (sd_notify on a real unix socket): a fresh state
    directory, and a restart that verifies and replays a journal of one full shoe.
 
-Needs mosquitto (apt-get install mosquitto). Run: .venv/bin/python bench/latency.py [--cards N]
+Needs mosquitto (apt-get install mosquitto).
+Run: .venv/bin/python bench/latency.py [--cards N] [--dir DIR]
 """
 
 from __future__ import annotations
@@ -79,7 +80,8 @@ class CardDealtSeqs:
             return self.seqs[n - 1]
 
 
-def daemon_latency(broker: Mosquitto, cards: int, via_serial: bool) -> list[float]:
+def daemon_latency(broker: Mosquitto, cards: int, via_serial: bool,
+                   directory: str | None = None) -> list[float]:
     """Seconds from a card read to its card_dealt message at a subscriber."""
     from firmware_bridge.config import SerialConfig
     from firmware_bridge.simulator import DeviceSimulator
@@ -87,7 +89,7 @@ def daemon_latency(broker: Mosquitto, cards: int, via_serial: bool) -> list[floa
     from shoe_controller.vision.barcode import BarcodeMapping
     from shoe_controller.vision.config import BarcodeConfig
 
-    work = tempfile.mkdtemp(prefix="bench-latency-")
+    work = tempfile.mkdtemp(prefix="bench-latency-", dir=directory)
     rules = Rules(burn="none")  # results confirmed at once: every card is due
     journal = Journal.open(os.path.join(work, "journal.sqlite3"), table_id="BENCH")
     mqtt = MqttConfig(url=broker.url, release="per_card")
@@ -176,12 +178,16 @@ def time_to_ready(broker: Mosquitto, state_dir: str, shoes: int) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cards", type=int, default=400, help="cards timed per path")
+    parser.add_argument("--dir", help="where the timed journals live (default: the system "
+                        "temp dir); use the state directory's disk (an SD card on a Pi): "
+                        "the fsync of each append is most of the latency")
     args = parser.parse_args()
     with Mosquitto() as broker:
         print("== bench/latency.py: card read -> subscriber (per_card), loopback mosquitto")
-        lat = daemon_latency(broker, args.cards, via_serial=False)
+        print(f"  journal directory: {args.dir or tempfile.gettempdir()}")
+        lat = daemon_latency(broker, args.cards, via_serial=False, directory=args.dir)
         print(f"  from the daemon's input queue:       {fmt(lat)}   (target p99 <= 10 ms)")
-        lat = daemon_latency(broker, args.cards, via_serial=True)
+        lat = daemon_latency(broker, args.cards, via_serial=True, directory=args.dir)
         print(f"  from the shoe's scanner event (pty): {fmt(lat)}")
         rss, secs = peak_rss_mb(broker)
         print(f"  daemon peak RSS (simulate, 1 shoe of 8 decks in {secs:.1f} s): {rss:.1f} MB "
