@@ -463,3 +463,20 @@ def test_malformed_config_refuses_to_start_naming_the_key(tmp_path: Path, comman
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "decks" in proc.stderr and "table.toml" in proc.stderr
     assert not (tmp_path / "state" / "journal.sqlite3").exists()
+
+
+def test_injected_network_outages_lose_nothing(broker: Mosquitto, tmp_path: Path):
+    """--inject broker-outage cuts the daemon's path to the broker (all connections
+    dropped, new ones refused) while the listener stays connected: every event still
+    arrives, once the outbox catches up."""
+    listener = Listener(broker)
+    state = tmp_path / "state"
+    try:
+        proc = run_simulate(state, broker, "--seed", "15", "--pace", "0.002",
+                            "--inject", "broker-outage=2", "--outage-seconds", "1.5")
+        time.sleep(0.3)
+    finally:
+        listener.close()
+    assert proc.stderr.count("injected broker outage") >= 1, proc.stderr
+    assert "0 message(s) left" in proc.stdout
+    check_rounds(check_casino_feed(listener, state))
