@@ -65,7 +65,13 @@ from shoe_controller.game.events import (
     ShoeStarted,
 )
 from shoe_controller.game.insurance import applicable_rows
-from shoe_controller.game.inventory import LANE_BITS, SHIFT_BY_CODE, counts
+from shoe_controller.game.inventory import (
+    LANE_BITS,
+    SHIFT_BY_CODE,
+    counts,
+    remaining,
+    remaining_by_rank,
+)
 from shoe_controller.game.round import (
     COMPLETE,
     DUE_HAND,
@@ -231,6 +237,21 @@ class ShoeState(msgspec.Struct, frozen=True, gc=False):
     def seen(self, card: Card) -> int:
         """How many times ``card`` was read in this shoe."""
         return (self.inventory >> (LANE_BITS * card.index)) & _MASK
+
+    def remaining(self) -> tuple[int, ...]:
+        """Cards of each kind left in the shoe, indexed by ``Card.index`` (negative where
+        more were read than the decks hold). Unread cards are not subtracted.
+
+        >>> s = Shoe(Rules(burn="none", decks=1))
+        >>> _ = s.apply(I.CardSeen(parse_card("AS")))
+        >>> s.state.remaining()[:2], sum(s.state.remaining())
+        ((0, 1), 51)
+        """
+        return remaining(self.inventory, self.table.decks)
+
+    def remaining_by_rank(self) -> tuple[int, ...]:
+        """Cards of each rank left, ace .. king at index 0 .. 12."""
+        return remaining_by_rank(self.inventory, self.table.decks)
 
 
 def initial_state(rules: Rules | None = None) -> ShoeState:
