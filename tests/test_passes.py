@@ -309,3 +309,16 @@ def test_property_sensor_mode_one_read_per_exit(passes: list[tuple[str, int, int
             clock += 1 / FPS
     out += t.tick(clock + 10) + t.flush()
     assert out == [CardSeen(parse_card(c), "up", "index") for c, *_ in passes]
+
+
+def test_sensor_tail_is_bounded_in_time() -> None:
+    """The same card again, right behind, long after the exit: a new card, not a tail."""
+    t = PassTracker(sensor=True, min_frames=2, exit_grace_s=0.0, tail_limit_s=0.1)
+    out = feed(t, [card("KD")] * 3)
+    out += t.card_exit(0.04)
+    out += feed(t, [card("KD")] * 3, t0=0.05)  # within 0.1 s: the exited card's tail
+    out += feed(t, [card("KD")] * 3, t0=0.2)  # later: the next KD
+    out += t.card_exit(0.25)
+    out += t.tick(1.0)
+    assert out == [CardSeen(parse_card("KD"), "up", "index")] * 2
+    assert t.tail_frames == 3

@@ -16,8 +16,8 @@ A pass is bounded by:
   unreadable too (a missed sensor event must never lose a card silently); two separate
   presences for one exit are unreadable (two cards, one sensor event). Frames of the
   exited card still in view after its pass (the same read, or no confident read, until
-  ``gap_frames`` empty frames) are its tail and ignored; a confident read of anything
-  else starts the next pass at once.
+  ``gap_frames`` empty frames, for at most ``tail_limit_s``) are its tail and ignored; a
+  confident read of anything else starts the next pass at once.
 - otherwise, presence in the window: a pass starts at the first non-empty frame and ends
   after ``gap_frames`` consecutive empty frames.
 
@@ -173,6 +173,7 @@ class PassTracker:
         exit_grace_s: float = 0.05,
         exit_timeout_s: float = 1.0,
         source: str | None = "index",
+        tail_limit_s: float = 0.25,
     ) -> None:
         if min_frames < 1 or gap_frames < 1:
             raise ValueError("min_frames and gap_frames must be at least 1")
@@ -183,6 +184,7 @@ class PassTracker:
         self.exit_grace_s = exit_grace_s
         self.exit_timeout_s = exit_timeout_s
         self.source = source
+        self.tail_limit_s = tail_limit_s
         self._tally = Tally()
         self._empty_run = 0
         self._present = False
@@ -229,6 +231,8 @@ class PassTracker:
             self.late_frames += 1
             return []
         out = self.tick(t)
+        if self._tail and t > self._boundary + self.tail_limit_s:
+            self._tail = False  # a card that left the shoe cannot stay in view this long
         if self._tail:
             if read.kind == "empty":
                 self._empty_run += 1
