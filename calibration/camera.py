@@ -445,6 +445,36 @@ def best_exposure(swept: list[tuple[float, dict[str, float]]], max_clipped: floa
     return max(fine) if fine else min(v for v, _ in swept)
 
 
+def _preview(
+    source: FrameSource,
+    frames: int | None,
+    args: argparse.Namespace,
+    roi: Sequence[int] | None,
+    seen: RoiFinder | None,
+    server: PreviewServer | None,
+    last: dict[str, float],
+) -> None:
+    """The live loop: measure, annotate, serve / snapshot; ``last`` gets the last figures."""
+    for n, (_t, frame) in enumerate(_limited(source, frames, args.duration)):
+        if roi is not None and (
+            roi[0] + roi[2] > frame.shape[1] or roi[1] + roi[3] > frame.shape[0]
+        ):
+            raise CameraError(
+                f"ROI {list(roi)} lies outside the {frame.shape[1]}x{frame.shape[0]} frame"
+            )
+        if seen is not None:
+            seen.add(frame)
+        last.clear()
+        last.update(measure(frame, roi))
+        shown = annotate(frame, roi, last)
+        if server is not None:
+            server.publish(shown, {"frame": n, "roi": roi, "figures": dict(last)})
+        if args.snapshots and n % max(1, args.every) == 0:
+            cv2.imwrite(str(args.snapshots / f"snapshot-{n:05d}.jpg"), shown)
+        if not args.json and (n % 30 == 0):
+            print(f"frame {n}: " + "  ".join(f"{k} {v:g}" for k, v in last.items()), flush=True)
+
+
 def run(args: argparse.Namespace) -> int:
     if args.save and not args.profile:
         print("camera: --save needs --profile PATH", file=sys.stderr)
@@ -503,20 +533,10 @@ def run(args: argparse.Namespace) -> int:
             if args.snapshots:
                 args.snapshots.mkdir(parents=True, exist_ok=True)
             seen = RoiFinder() if args.suggest_roi else None
-            for n, (_t, frame) in enumerate(_limited(source, frames, args.duration)):
-                if seen is not None:
-                    seen.add(frame)
-                last = measure(frame, roi)
-                shown = annotate(frame, roi, last)
-                if server is not None:
-                    server.publish(shown, {"frame": n, "roi": roi, "figures": last})
-                if args.snapshots and n % max(1, args.every) == 0:
-                    cv2.imwrite(str(args.snapshots / f"snapshot-{n:05d}.jpg"), shown)
-                if not args.json and (n % 30 == 0):
-                    print(
-                        f"frame {n}: " + "  ".join(f"{k} {v:g}" for k, v in last.items()),
-                        flush=True,
-                    )
+            try:
+                _preview(source, frames, args, roi, seen, server, last)
+            except KeyboardInterrupt:
+                print("stopped")  # Ctrl-C ends the preview; the settings are still saved
     except CameraError as exc:
         print(f"camera: {exc}", file=sys.stderr)
         return 1

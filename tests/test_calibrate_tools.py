@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -87,7 +88,9 @@ def test_measure_and_annotate() -> None:
 
 
 def test_camera_command_serves_the_live_preview_on_loopback(tmp_path: Path) -> None:
-    """The real command in its own process, a folder replayed in a loop, fetched over HTTP."""
+    """The real command in its own process, a folder replayed in a loop, fetched over HTTP;
+    Ctrl-C ends it and the settings are saved to the profile."""
+    profile = pytest.importorskip("shoe_controller.vision.profile")
     frames = tmp_path / "frames"
     frames.mkdir()
     rng = np.random.default_rng(1)
@@ -112,6 +115,9 @@ def test_camera_command_serves_the_live_preview_on_loopback(tmp_path: Path) -> N
         "60",
         "--roi",
         "100,50,400,300",
+        "--profile",
+        str(tmp_path / "p.npz"),
+        "--save",
     ]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=REPO, env=env)
@@ -125,9 +131,16 @@ def test_camera_command_serves_the_live_preview_on_loopback(tmp_path: Path) -> N
         assert all(img.shape == (480, 640, 3) for img in images)
         status = json.loads(urllib.request.urlopen(url + "status.json", timeout=5).read())
         assert status["roi"] == [100, 50, 400, 300] and status["figures"]["sharpness"] > 0
+        # Ctrl-C ends the preview and still saves the settings.
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=20)
+        assert proc.returncode == 0, out
+        assert f"saved camera settings to {tmp_path / 'p.npz'}" in out
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    assert profile.load_profile(tmp_path / "p.npz").camera["roi"] == [100, 50, 400, 300]
 
 
 def test_camera_snapshots_focus_sweep_and_save_to_profile(
@@ -492,3 +505,14 @@ def test_deck_check_without_the_shoe_says_so(capsys: pytest.CaptureFixture[str])
     assert rc == 1
     err = capsys.readouterr().err
     assert "serial link" in err and "/dev/nonexistent-shoe" in err
+
+
+def test_camera_roi_outside_the_frame(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    cv2.imwrite(str(frames / "0.png"), np.zeros((480, 640, 3), np.uint8))
+    rc = calibrate(
+        ["camera", "--source", "folder", "--device", str(frames), "--roi", "600,0,100,50"]
+    )
+    assert rc == 1
+    assert "ROI [600, 0, 100, 50] lies outside the 640x480 frame" in capsys.readouterr().err
