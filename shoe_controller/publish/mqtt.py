@@ -68,6 +68,8 @@ class MqttLink:
         c = self.config
         client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=self.client_id,
                              protocol=mqtt.MQTTv5)
+        # paho's own packet log, visible with debug logging (``-v``).
+        client.enable_logger(logging.getLogger("shoe_controller.publish.paho"))
         client.max_inflight_messages_set(c.max_inflight)
         client.reconnect_delay_set(c.reconnect_min_delay, c.reconnect_max_delay)
         client.will_set(self.topics.status,
