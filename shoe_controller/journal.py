@@ -34,6 +34,7 @@ the tail, needs an outside witness: the casino feed carries each hash, signed.)
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -193,6 +194,7 @@ class Journal:
         self.path = path
         self._conn = conn
         self._lock = threading.Lock()
+        self._lock_fd: int | None = None
         self.table_id: str | None = None
         row = conn.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
         self._last_seq, self._last_hash = (row[0], row[1]) if row else (0, GENESIS)
@@ -211,36 +213,27 @@ class Journal:
         path = os.fspath(path)
         if readonly and not os.path.exists(path):
             raise JournalError(f"journal {path}: no such file")
+        lock_fd = None
         if not readonly:
             parent = os.path.dirname(os.path.abspath(path))
             if not os.path.isdir(parent):
                 raise JournalError(f"journal {path}: directory {parent} does not exist")
+            lock_fd = _lock_writer(path)
         try:
-            conn = connect(path, readonly=readonly)
-            if not readonly:
-                with conn:
-                    conn.executescript(_SCHEMA)
-            check = conn.execute("PRAGMA quick_check").fetchone()[0]
-            if check != "ok":
-                raise JournalCorrupt(
-                    f"journal {path}: the SQLite file is damaged ({check}); refusing to "
-                    "start on it. Move it aside and restore the last good copy "
-                    "(see docs/journal.md, recovery)."
-                )
-            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
-            if not {"meta", "events"} <= tables:
-                raise JournalCorrupt(f"journal {path}: not a shoe-controller journal "
-                                     f"(tables {sorted(tables)})")
-        except sqlite3.DatabaseError as exc:
-            raise JournalCorrupt(
-                f"journal {path}: not a readable SQLite database ({exc}); refusing to "
-                "start on it. Move it aside and restore the last good copy "
-                "(see docs/journal.md, recovery)."
-            ) from None
+            conn = _open_checked(path, readonly)
+        except BaseException:
+            if lock_fd is not None:
+                os.close(lock_fd)
+            raise
         journal = cls(path, conn)
-        journal._check_meta(table_id, readonly)
-        if verify:
-            journal.verify()
+        journal._lock_fd = lock_fd
+        try:
+            journal._check_meta(table_id, readonly)
+            if verify:
+                journal.verify()
+        except BaseException:
+            journal.close()
+            raise
         return journal
 
     def _check_meta(self, table_id: str | None, readonly: bool) -> None:
@@ -361,12 +354,73 @@ class Journal:
 
     def close(self) -> None:
         self._conn.close()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
 
     def __enter__(self) -> Journal:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _open_checked(path: str, readonly: bool) -> sqlite3.Connection:
+    """A connection to a sound SQLite file holding a journal's tables, or JournalCorrupt."""
+    conn = None
+    try:
+        conn = connect(path, readonly=readonly)
+        if not readonly:
+            with conn:
+                conn.executescript(_SCHEMA)
+        check = conn.execute("PRAGMA quick_check").fetchone()[0]
+        if check != "ok":
+            raise JournalCorrupt(
+                f"journal {path}: the SQLite file is damaged ({check}); refusing to "
+                "start on it. Move it aside and restore the last good copy "
+                "(see docs/journal.md, recovery)."
+            )
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+        if not {"meta", "events"} <= tables:
+            raise JournalCorrupt(f"journal {path}: not a shoe-controller journal "
+                                 f"(tables {sorted(tables)})")
+        return conn
+    except sqlite3.DatabaseError as exc:
+        if conn is not None:
+            conn.close()
+        raise JournalCorrupt(
+            f"journal {path}: not a readable SQLite database ({exc}); refusing to "
+            "start on it. Move it aside and restore the last good copy "
+            "(see docs/journal.md, recovery)."
+        ) from None
+    except BaseException:
+        if conn is not None:
+            conn.close()
+        raise
+
+
+def _lock_writer(path: str) -> int:
+    """Take the writer's lock (``<journal>.lock``, a POSIX record lock): one process
+    appends to a journal. Another daemon on the same file would fold its own view of the
+    shoe; refuse it with a clear message instead. The kernel drops the lock when the
+    process dies, so a crash never leaves it stale; readers (audits) need no lock."""
+    lock_path = path + ".lock"
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise JournalError(f"journal {path}: cannot create {lock_path} ({exc.strerror})"
+                           ) from None
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+        os.close(fd)
+        raise JournalError(
+            f"journal {path} is in use by another process (pid {holder}): stop it first "
+            "(e.g. systemctl stop shoe-controller); one daemon per journal") from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return fd
 
 
 def verify_entries(entries: Iterable[JournalEntry], where: str = "journal") -> int:

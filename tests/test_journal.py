@@ -18,6 +18,7 @@ from shoe_controller.journal import (
     GENESIS,
     Journal,
     JournalCorrupt,
+    JournalError,
     JournalMismatch,
     canonical_json,
 )
@@ -281,3 +282,31 @@ def test_folding_the_journal_rebuilds_the_shoe_exactly(path):
     assert replayed == events
     assert fold(BUTTON_CONFIRM, replayed) == fold(BUTTON_CONFIRM, events)
     assert fold(BUTTON_CONFIRM, replayed).round == 20
+
+
+def test_one_writer_process_per_journal(path):
+    """A second daemon on the same journal is refused, naming the holder; audits are not;
+    a killed holder leaves no stale lock."""
+    fill(path, rounds=1)
+    script = textwrap.dedent(f"""
+        import sys, time
+        from shoe_controller.journal import Journal
+        j = Journal.open({path!r}, table_id="T1")
+        print("open", flush=True)
+        time.sleep(60)
+    """)
+    holder = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
+        with pytest.raises(JournalError, match=rf"in use by another process \(pid {holder.pid}\)"):
+            Journal.open(path, table_id="T1")
+        with Journal.open(path, readonly=True) as j:
+            assert j.verify() == 5
+    finally:
+        holder.kill()
+        holder.wait(10)
+    with Journal.open(path, table_id="T1") as j:  # the kernel released the lock
+        assert j.last_seq == 5
+        with Journal.open(path, table_id="T1") as same_process:  # the same process may
+            assert same_process.last_seq == 5
