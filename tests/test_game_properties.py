@@ -116,7 +116,7 @@ class Model:
         assert not (self.voided & self.confirmed)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rules=rules_st, seed=st.integers(0, 2**32), ops=st.lists(st.sampled_from(OPS),
                                                                   max_size=400))
 def test_shoe_machine_invariants(rules, seed, ops):

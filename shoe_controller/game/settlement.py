@@ -155,21 +155,21 @@ class Settler:
     False
     """
 
-    __slots__ = ("_offered", "_tables", "by_round", "rules")
+    __slots__ = ("_tables", "by_round", "offered_by_round", "rules")
 
     def __init__(self, rules: Rules) -> None:
         self.rules = rules
         #: per round number: the bets offered, and the memo of their settlements
         #: (a list indexed by ``node * 8 + pairs code``, shared by rounds offering the
         #: same bets)
-        self._offered: list[tuple[str, ...]] = []
+        self.offered_by_round: list[tuple[str, ...]] = []
         self.by_round: list[list[dict[str, float] | None]] = []
         self._tables: dict[tuple[str, ...], list[dict[str, float] | None]] = {}
 
     def _extend(self, round_number: int) -> None:
-        while len(self._offered) <= round_number:
-            bets = offered_bets(self.rules, len(self._offered))
-            self._offered.append(bets)
+        while len(self.offered_by_round) <= round_number:
+            bets = offered_bets(self.rules, len(self.offered_by_round))
+            self.offered_by_round.append(bets)
             table = self._tables.get(bets)
             if table is None:
                 table = self._tables[bets] = [None] * (len(OUTCOME) * 8)
@@ -177,9 +177,9 @@ class Settler:
 
     def offered(self, round_number: int) -> tuple[str, ...]:
         """Bets offered on a round (memoised)."""
-        if round_number >= len(self._offered):
+        if round_number >= len(self.offered_by_round):
             self._extend(round_number)
-        return self._offered[round_number]
+        return self.offered_by_round[round_number]
 
     def settle(self, node: int, pairs: Pairs | int, round_number: int) -> dict[str, float]:
         """Settlement of the offered bets of a round that ended at ``node``.
@@ -197,5 +197,5 @@ class Settler:
                 raise ValueError("cannot settle an incomplete round")
             facts = Pairs(bool(code & 1), bool(code & 2), bool(code & 4))
             full = settle(outcome, facts, self.rules.paytable, self.rules.commission)
-            hit = table[node * 8 + code] = {b: full[b] for b in self._offered[round_number]}
+            hit = table[node * 8 + code] = {b: full[b] for b in self.offered_by_round[round_number]}
         return hit

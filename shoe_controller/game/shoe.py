@@ -366,10 +366,18 @@ def _result(state: ShoeState, nxt: int, player: tuple[str, ...], banker: tuple[s
     if not table.auto_confirm:
         return [result]
     shoe, rnd = state.shoe, state.round
-    head: list[Event] = [*_closing(state, "result"), result, ResultConfirmed(shoe, rnd)]
-    if rnd == state.last_round:
-        return [*head, ShoeEnded(shoe, rnd, "cut_card")]
-    return [*head, BetsOpen(shoe, rnd + 1, table.settler.offered(rnd + 1))]
+    if state.open_offers or rnd == state.last_round:
+        head: list[Event] = [*_closing(state, "result"), result, ResultConfirmed(shoe, rnd)]
+        return [*head, *_close(state, rnd)]
+    return [result, ResultConfirmed(shoe, rnd), BetsOpen(shoe, rnd + 1, _offered(table, rnd + 1))]
+
+
+def _offered(table: Table, rnd: int) -> tuple[str, ...]:
+    """Settler.offered, with its memo hit inlined."""
+    try:
+        return table.settler.offered_by_round[rnd]
+    except IndexError:
+        return table.settler.offered(rnd)
 
 
 def _totals(cards: tuple[str, ...]) -> int:
@@ -434,6 +442,9 @@ def _start_round(state: ShoeState) -> list[Event]:
     for code in state.carried:
         if DUE_HAND[s.node] is None:
             break  # (never with fewer than four carried cards) the rest wait
+        for ev in _closing(s, "card"):  # a carried card closes offers like any card
+            evs.append(ev)
+            s = evolve(s, ev)
         for ev in _deal(s, code, None):
             evs.append(ev)
             s = evolve(s, ev)
