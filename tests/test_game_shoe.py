@@ -181,6 +181,18 @@ def test_unreadable_round_card_pauses_until_manual_entry():
     assert shoe.state.due() == ("banker", 2)
 
 
+def test_a_read_while_waiting_for_a_manual_entry_is_never_taken_for_the_unread_card():
+    shoe = Shoe(Rules(burn="none"))
+    for inp in replay_inputs("9H 2C"):
+        shoe.apply(inp)
+    shoe.apply(I.UnreadableCard("blurred"))
+    ev = shoe.apply(I.CardSeen(parse_card("3S")))  # the dealer dealt on
+    assert types(ev) == ["misdeal"] and ev[0].kind == "card_while_paused"
+    assert shoe.state.pending and shoe.state.due() is None
+    ev = shoe.apply(I.ManualCard(parse_card("KD")))
+    assert types(ev) == ["round_resumed", "card_dealt"] and ev[1].card == "KD"
+
+
 def test_unreadable_round_card_then_void():
     shoe = Shoe(Rules(burn="none"))
     for inp in replay_inputs("9H 2C"):

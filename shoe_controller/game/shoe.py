@@ -279,7 +279,8 @@ def decide(state: ShoeState, inp: I.Input) -> tuple[Event, ...]:
     return handler(state, inp)
 
 
-def _then(state: ShoeState, events: list[Event], more: Callable[[ShoeState], Iterable[Event]]):
+def _then(state: ShoeState, events: list[Event],
+          more: Callable[[ShoeState], Iterable[Event]]) -> tuple[Event, ...]:
     """Append ``more(state after events)`` to ``events`` (composite decisions)."""
     for ev in events:
         state = evolve(state, ev)
@@ -485,7 +486,9 @@ def _on_card(state: ShoeState, inp: I.CardSeen | I.ManualCard) -> tuple[Event, .
         return tuple(_deal(state, code, orientation))  # the hot path
     if phase is NO_SHOE:
         return _then(state, list(_new_shoe(state)), lambda s: _on_card(s, inp))
-    if state.pending:  # a manual entry for the unreadable card the shoe waits for
+    if state.pending and inp.__class__ is I.ManualCard:
+        # the supervisor's entry of the unreadable card the shoe waits for (a camera read
+        # now is the NEXT card, never taken for the unreadable one)
         return _then(
             state, [RoundResumed(state.shoe, state.open_round)], lambda s: _on_card(s, inp)
         )
