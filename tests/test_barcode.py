@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import csv
+import re
 from pathlib import Path
 
 import cv2
 import msgspec
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shoe_controller.game.cards import ALL_CARDS, parse_card
 from shoe_controller.vision.barcode import BarcodeMapping, BarcodeReader
@@ -176,3 +179,24 @@ def test_region_outside_the_frame_is_a_clear_rejection() -> None:
     read = BarcodeReader(cfg(region=[600, 0, 100, 480])).read(np.zeros((480, 640), np.uint8))
     assert read.kind == "reject"
     assert read.reason == "[barcode] region [600, 0, 100, 480] lies outside the 640x480 frame"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=12))
+def test_property_a_payload_is_a_card_only_when_it_spells_one(payload: str) -> None:
+    read = BarcodeMapping(BarcodeConfig()).map(payload)
+    spelled = re.fullmatch(
+        r"(?:D[0-9]{1,2}-)?(10|[A2-9TJQK])([SHDC])", payload, re.IGNORECASE | re.ASCII
+    )
+    if payload.upper() == "CUT" and payload.isascii():
+        assert read.kind == "cut"
+    elif spelled:
+        assert read.kind == "card" and read.card is parse_card(spelled[1] + spelled[2])
+    else:
+        assert read.kind == "foreign" and read.payload == payload
+
+
+@pytest.mark.parametrize("payload", ["Q\u017f", "\u212aH", "D1-\u212aC", "\u0131H", "cu\u0442"])
+def test_unicode_look_alikes_are_foreign(payload: str) -> None:
+    """Case folding must not turn a long s, a Kelvin sign or a dotless i into a card."""
+    assert BarcodeMapping(BarcodeConfig()).map(payload).kind == "foreign"

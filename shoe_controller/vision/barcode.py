@@ -37,7 +37,7 @@ class BarcodeMapping:
     """Payload text -> a card, the cut card, or a foreign card (pure, no decoder)."""
 
     def __init__(self, config: BarcodeConfig) -> None:
-        self._pattern = re.compile(config.pattern, re.IGNORECASE)
+        self._pattern = re.compile(config.pattern, re.IGNORECASE | re.ASCII)
         self._cut = {p.upper() for p in config.cut_payloads}
         self._max_deck = config.max_deck
 
@@ -49,7 +49,9 @@ class BarcodeMapping:
         >>> m.map("D8-AS").card, m.map("D9-AS").reason
         (Card('AS'), "code 'D9-AS' maps to no card")
         """
-        if payload.upper() in self._cut:
+        # ASCII matching only: Unicode case folding would let "Qſ" (long s) or a Kelvin
+        # sign pass for a card; a code that needs such tricks is foreign.
+        if payload.upper() in self._cut and payload.isascii():
             return FrameRead.cut(1.0)
         match = self._pattern.fullmatch(payload)
         if match is None:

@@ -181,7 +181,7 @@ class BarcodeConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_
 
     def __post_init__(self) -> None:
         try:
-            compiled = re.compile(self.pattern, re.IGNORECASE)
+            compiled = re.compile(self.pattern, re.IGNORECASE | re.ASCII)
         except re.error as exc:
             raise ValueError(f"barcode pattern is not a regular expression: {exc}") from exc
         if not {"rank", "suit"} <= set(compiled.groupindex):
