@@ -400,3 +400,36 @@ def test_unusable_tls_files_and_secrets_are_clear_errors(tmp_path):
         "SELECT payload FROM outbox WHERE seq = 1").fetchone()[0]
     assert verify_casino_payload(payload, b"s3cret")["seq"] == entry.seq
     journal.close()
+
+
+@pytest.mark.e2e
+def test_never_more_in_flight_than_the_brokers_receive_maximum(tmp_path):
+    broker = Mosquitto()
+    broker.conf_path.write_text(broker.conf_path.read_text() + "max_inflight_messages 5\n")
+    with broker:
+        rec = Recorder(broker.port, topic="shoe/T1/casino/events").start()
+        journal, pub = publisher(tmp_path, broker.url, release="per_card")
+        pub.start()
+        assert pub._link.wait_connected(10)
+        assert pub._link.receive_maximum == 5
+        seen: list[int] = []
+        done = threading.Event()
+
+        def sample() -> None:
+            while not done.is_set():
+                seen.append(len(pub._inflight))
+                time.sleep(0.0005)
+
+        sampler = threading.Thread(target=sample)
+        sampler.start()
+        for batch in shoe_batches(6, max_rounds=15):
+            pub.append(batch)
+        assert pub.flush(30)
+        done.set()
+        sampler.join()
+        assert 0 < max(seen) <= 4  # one slot left for the status message
+        assert rec.wait_for(lambda r: len(r.on("events")) >= journal.last_seq)
+        check_casino_feed(rec.on("events"), journal.last_seq)
+        pub.stop()
+        rec.stop()
+        journal.close()

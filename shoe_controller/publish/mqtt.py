@@ -59,6 +59,10 @@ class MqttLink:
         self._on_connection = on_connection
         self._connected = threading.Event()
         self._stopping = False
+        #: The broker's MQTT 5 Receive Maximum (from CONNACK): how many QoS 1 messages it
+        #: accepts unacknowledged. Sending more is a protocol error some brokers punish
+        #: with a disconnect, so the publisher's window stays below it.
+        self.receive_maximum = 65535
         self.last_error: str | None = None
         self._client = self._make_client()
 
@@ -144,6 +148,7 @@ class MqttLink:
             log.error("MQTT %s (client id %s)", self.last_error, self.client_id)
             return
         self.last_error = None
+        self.receive_maximum = int(getattr(properties, "ReceiveMaximum", 65535))
         self._connected.set()
         log.info("MQTT connected to %s:%s (session present: %s)",
                  *self.config.endpoint()[:2], flags.session_present)

@@ -391,7 +391,7 @@ class Publisher:
             return False
         try:
             if (self._cursor != staged_before
-                    or len(self._inflight) + len(rows) > self.config.max_inflight):
+                    or len(self._inflight) + len(rows) > self._window(link)):
                 return False
             for row in rows:
                 mid = link.publish(row.topic, row.payload, row.retain)
@@ -402,6 +402,11 @@ class Publisher:
             return False
         finally:
             self._send_lock.release()
+
+    def _window(self, link: Any) -> int:
+        """Outbox messages allowed in flight: ``max_inflight``, and below the broker's
+        Receive Maximum (one slot is kept for the status message)."""
+        return max(1, min(self.config.max_inflight, link.receive_maximum - 1))
 
     def _wake(self) -> None:
         with self._cond:
@@ -478,7 +483,7 @@ class Publisher:
 
     def _send_backlog(self, conn: Any, link: Any, retry: dict[int, float]) -> int:
         """(under _send_lock) Send due retries, then rows beyond the cursor."""
-        room = self.config.max_inflight - len(self._inflight)
+        room = self._window(link) - len(self._inflight)
         if room <= 0:
             return 0
         now = time.monotonic()
