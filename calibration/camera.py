@@ -376,6 +376,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--snapshots", type=Path, metavar="DIR", help="write annotated frames")
     parser.add_argument("--every", type=int, default=30, help="write every Nth frame (30)")
+    parser.add_argument(
+        "--record",
+        type=Path,
+        metavar="DIR",
+        help='write every raw frame as PNG (replay later with [camera] source = "folder")',
+    )
     parser.add_argument("--frames", type=int, help="stop after this many frames")
     parser.add_argument("--duration", type=float, help="stop after this many seconds")
     parser.add_argument(
@@ -471,6 +477,8 @@ def _preview(
             server.publish(shown, {"frame": n, "roi": roi, "figures": dict(last)})
         if args.snapshots and n % max(1, args.every) == 0:
             cv2.imwrite(str(args.snapshots / f"snapshot-{n:05d}.jpg"), shown)
+        if args.record and not cv2.imwrite(str(args.record / f"frame-{n:06d}.png"), frame):
+            raise CameraError(f"cannot write frames to {args.record} (disk full? permissions?)")
         if not args.json and (n % 30 == 0):
             print(f"frame {n}: " + "  ".join(f"{k} {v:g}" for k, v in last.items()), flush=True)
 
@@ -500,7 +508,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     frames = args.frames
     if frames is None and args.duration is None and args.serve is None:
-        frames = 1 if not args.snapshots else 100  # a quick look unless told otherwise
+        # a quick look unless told otherwise
+        frames = 100 if (args.snapshots or args.record) else 1
     server = None
     seen: RoiFinder | None = None
     last: dict[str, float] = {}
@@ -530,8 +539,9 @@ def run(args: argparse.Namespace) -> int:
             if args.serve:
                 server = PreviewServer(*args.serve)
                 print(f"preview: {server.url}", flush=True)
-            if args.snapshots:
-                args.snapshots.mkdir(parents=True, exist_ok=True)
+            for folder in (args.snapshots, args.record):
+                if folder:
+                    folder.mkdir(parents=True, exist_ok=True)
             seen = RoiFinder() if args.suggest_roi else None
             try:
                 _preview(source, frames, args, roi, seen, server, last)

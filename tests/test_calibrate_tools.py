@@ -516,3 +516,34 @@ def test_camera_roi_outside_the_frame(tmp_path: Path, capsys: pytest.CaptureFixt
     )
     assert rc == 1
     assert "ROI [600, 0, 100, 50] lies outside the 640x480 frame" in capsys.readouterr().err
+
+
+def test_camera_records_raw_frames_that_replay_identically(tmp_path: Path) -> None:
+    from shoe_controller.vision.sources import FolderSource, SyntheticSource
+
+    script = "D1-QH D1-9C"
+    rc = calibrate(
+        [
+            "camera",
+            "--source",
+            "synthetic",
+            "--barcode-cards",
+            "--script",
+            script,
+            "--pass-frames",
+            "3",
+            "--fps",
+            "0",
+            "--frames",
+            "8",
+            "--record",
+            str(tmp_path / "rec"),
+        ]
+    )
+    assert rc == 0
+    with FolderSource(tmp_path / "rec") as replay:
+        replayed = [f for _, f in replay]
+    with SyntheticSource(script.split(), barcode=True, frames_per_pass=3, fps=0) as src:
+        original = [f for _, f in src][:8]
+    assert len(replayed) == 8
+    assert all(np.array_equal(a, b) for a, b in zip(replayed, original, strict=True))
