@@ -90,7 +90,8 @@ class MqttConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     hmac_key_file: str | None = None
     #: Publish the public display state (``display/state``, retained).
     display_feed: bool = True
-    #: At most this many messages handed to the broker and not yet acknowledged.
+    #: At most this many messages handed to the broker and not yet acknowledged (and
+    #: always fewer than the broker's MQTT 5 Receive Maximum).
     max_inflight: Annotated[int, msgspec.Meta(ge=1, le=65535)] = 100
 
     def __post_init__(self) -> None:
