@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from shoe_controller.game.cards import Card, parse_card  # noqa: F401 (doctests)
+from shoe_controller.game.cards import Card, parse_card  # noqa: F401 (parse_card: doctests)
 
 __all__ = [
     "CardSeen",
@@ -52,6 +52,13 @@ class CardSeen:
     orientation: Orientation | None = None
     source: str | None = None
 
+    def __post_init__(self) -> None:
+        # checked here, at the adapter, so a bad value can never reach the journal
+        if not isinstance(self.card, Card):
+            raise TypeError(f"CardSeen.card must be a Card, got {self.card!r}")
+        if self.orientation not in (None, "up", "down"):
+            raise ValueError(f"orientation must be 'up', 'down' or None, got {self.orientation!r}")
+
 
 @dataclass(frozen=True, slots=True)
 class CutCardSeen:
@@ -78,6 +85,10 @@ class ManualCard:
 
     card: Card
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.card, Card):
+            raise TypeError(f"ManualCard.card must be a Card, got {self.card!r}")
+
 
 @dataclass(frozen=True, slots=True)
 class NewShoe:
@@ -99,6 +110,10 @@ class Reveal:
     """The dealer revealed a hand (insurance reveal points)."""
 
     side: Literal["player", "banker"]
+
+    def __post_init__(self) -> None:
+        if self.side not in ("player", "banker"):
+            raise ValueError(f"Reveal.side must be 'player' or 'banker', got {self.side!r}")
 
 
 @dataclass(frozen=True, slots=True)
