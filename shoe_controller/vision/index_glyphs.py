@@ -1,0 +1,339 @@
+"""The steps of index recognition shared by the reader and by ``shoe-calibrate learn``.
+
+1. :func:`find_regions`: at a quarter of the resolution, the light regions of the frame
+   (card faces or the cut card against the dark shoe interior), each with its angle
+   (from the straight parts of its outline; card edges on the frame border do not
+   count), its mean colour, and the two corners where an index can be: the top-left
+   corner (index upright) and the bottom-right corner (index upside down), in frame
+   pixels.
+2. :func:`crop_corner`: a small crop of the full-resolution frame anchored at such a
+   corner, turned so the index in it is upright, in frame-pixel units.
+3. :func:`extract_index`: in the crop, the ink (Otsu threshold of the darkest channel,
+   so red and black ink are both dark), its connected parts, grouped into rows: the
+   first row is the rank (``10`` is two parts), the next row below it the suit. Parts
+   that touch the crop's edge are dropped, so half an index leaves a row missing.
+   Each glyph is cut out, scaled to a fixed height (aspect kept) and centred on a fixed
+   canvas, zero-mean and unit-norm: ready for normalized correlation with templates.
+
+Nothing here knows a particular deck: sizes come from the calibration profile.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+#: Normalized glyph canvases (height, width): rank and suit.
+RANK_CANVAS = (32, 64)
+SUIT_CANVAS = (24, 32)
+#: Downscale factor for finding the card.
+SMALL = 4
+#: The crop starts this many pixels outside the estimated corner.
+CORNER_PAD = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Region:
+    """A light region of the frame (a card face or the cut card)."""
+
+    area: float  # frame pixels
+    angle: float  # degrees, in [-45, 45): rotation of the card's edges
+    mean_bgr: tuple[float, float, float]
+    level: float  # brightest part (max channel), grey levels
+    top_left: tuple[float, float]  # frame px: the card's top-left corner (deskewed)
+    bottom_right: tuple[float, float]
+    touches_border: bool
+
+
+@dataclass(frozen=True, slots=True)
+class IndexGlyphs:
+    """Rank and suit glyphs found in an upright corner crop."""
+
+    rank: np.ndarray  # flattened normalized canvas
+    suit: np.ndarray
+    rank_box: tuple[int, int, int, int]  # x0, y0, x1, y1 (exclusive) in crop px
+    suit_box: tuple[int, int, int, int]
+    redness: float | None  # suit ink red vs paper (log ratio); None for grey frames
+    contrast: float  # paper minus ink threshold, grey levels
+    extra_rows: int  # further rows of ink below the suit inside the crop
+
+
+#: Blurs the learned glyphs are also stored under (motion blur length along the dealing
+#: axis in px, defocus sigma in px): a frame is matched against the closest of them.
+AUGMENTATIONS: tuple[tuple[float, float], ...] = (
+    (0.0, 0.0), (3.0, 0.0), (6.0, 0.0), (0.0, 1.2), (4.0, 0.9),
+)
+
+
+def blurred(crop: np.ndarray, motion: float, sigma: float) -> np.ndarray:
+    """``crop`` with motion blur along its x axis and defocus (for learning)."""
+    out = crop.astype(np.float32)
+    if motion >= 1.0:
+        n = int(math.ceil(motion)) | 1
+        k = np.ones((1, n), np.float32)
+        k[0, 0] = k[0, -1] = (motion - (n - 2)) / 2
+        out = cv2.filter2D(out, -1, k / k.sum(), borderType=cv2.BORDER_REPLICATE)
+    if sigma > 0.05:
+        out = cv2.GaussianBlur(out, (0, 0), sigma)
+    return np.clip(out + 0.5, 0, 255).astype(np.uint8)
+
+
+def to_small(frame: np.ndarray) -> np.ndarray:
+    h, w = frame.shape[:2]
+    return cv2.resize(frame, (w // SMALL, h // SMALL), interpolation=cv2.INTER_LINEAR)
+
+
+def channel_max(img: np.ndarray) -> np.ndarray:
+    """Brightest channel per pixel (a light face of any colour is light here)."""
+    if img.ndim == 2:
+        return img
+    b, g, r = cv2.split(img)
+    return cv2.max(cv2.max(b, g), r)
+
+
+def channel_min(img: np.ndarray) -> np.ndarray:
+    """Darkest channel per pixel (red and black ink are both dark here)."""
+    if img.ndim == 2:
+        return img
+    b, g, r = cv2.split(img)
+    return cv2.min(cv2.min(b, g), r)
+
+
+def _percentile(img: np.ndarray, q: float) -> float:
+    """``q``-th percentile of a uint8 image (histogram based: fast)."""
+    hist = np.bincount(img.ravel(), minlength=256).cumsum()
+    return float(np.searchsorted(hist, q / 100.0 * hist[-1]))
+
+
+def _fold(deg: np.ndarray) -> np.ndarray:
+    return (deg + 45.0) % 90.0 - 45.0
+
+
+def _outline_angle(pts: np.ndarray, w: int, h: int) -> float | None:
+    """Dominant edge direction of a closed outline (small px), folded into [-45, 45)."""
+    n = len(pts)
+    k = 8
+    if n < 3 * k:
+        return None
+    d = np.roll(pts, -k, axis=0) - pts
+    a = pts
+    b = np.roll(pts, -k, axis=0)
+    on_border = (
+        (a[:, 0] <= 0) | (a[:, 0] >= w - 1) | (a[:, 1] <= 0) | (a[:, 1] >= h - 1)
+        | (b[:, 0] <= 0) | (b[:, 0] >= w - 1) | (b[:, 1] <= 0) | (b[:, 1] >= h - 1)
+    )
+    d = d[~on_border]
+    if len(d) < k:
+        return None
+    raw = np.degrees(np.arctan2(d[:, 1], d[:, 0]))
+    med = float(np.median(_fold(raw)))
+    # the straight runs of the outline near the dominant direction; a line fitted to
+    # each run's points gives its direction without pixel stepping
+    diff = _fold(raw - med)
+    near = np.abs(diff) < 8.0
+    side = np.round((raw - med) / 90.0).astype(np.int64) % 4
+    idx = np.nonzero(~on_border)[0]
+    src = pts[idx]
+    key = np.where(near, side, -1)
+    breaks = np.nonzero((np.diff(key) != 0) | (np.diff(idx) != 1))[0] + 1
+    total, acc = 0, 0.0
+    for run_start, run_end in zip(np.r_[0, breaks], np.r_[breaks, len(key)], strict=True):
+        cnt = int(run_end - run_start)
+        if key[run_start] < 0 or cnt < 2 * k:
+            continue
+        run = src[run_start:run_end].astype(np.float32)
+        vx, vy = cv2.fitLine(run, cv2.DIST_L2, 0, 0.01, 0.01)[:2, 0]
+        a = float(_fold(np.array(math.degrees(math.atan2(vy, vx)) - med)))
+        acc += a * cnt
+        total += cnt
+    if total == 0:
+        return med
+    return float(_fold(np.array(med + acc / total)))
+
+
+def find_regions(small: np.ndarray, min_area: float, max_regions: int = 2,
+                 level_floor: float = 0.0) -> tuple[float, list[Region]]:
+    """Light regions of a quarter-resolution frame, largest first.
+
+    Returns (brightest level, regions with at least ``min_area`` frame pixels).
+    ``level_floor``: the mask threshold is never below it (keeps the dark interior out).
+    """
+    bright = channel_max(small)
+    level = float(bright.max())
+    thr = max(0.45 * level, level_floor)
+    _, mask = cv2.threshold(bright, thr, 255, cv2.THRESH_BINARY)
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    h, w = bright.shape
+    s2 = SMALL * SMALL
+    found = []
+    for c in contours:
+        area = cv2.contourArea(c) * s2
+        if area >= min_area:
+            found.append((area, c))
+    found.sort(key=lambda t: -t[0])
+    regions = []
+    for area, c in found[:max_regions]:
+        pts = c[:, 0, :].astype(np.float64)
+        angle = _outline_angle(pts, w, h)
+        if angle is None:
+            angle = 0.0
+        x, y, bw, bh = cv2.boundingRect(c)
+        roi_mask = np.zeros((bh, bw), np.uint8)
+        cv2.drawContours(roi_mask, [c], -1, 255, -1, offset=(-x, -y))
+        roi = small[y:y + bh, x:x + bw]
+        if small.ndim == 3:
+            mean = cv2.mean(roi, roi_mask)[:3]
+        else:
+            m = cv2.mean(roi, roi_mask)[0]
+            mean = (m, m, m)
+        rlevel = float(cv2.minMaxLoc(bright[y:y + bh, x:x + bw], roi_mask)[1])
+        # deskew the outline; its extreme extents give the card's corners
+        t = math.radians(angle)
+        ct, st = math.cos(t), math.sin(t)
+        full = pts * SMALL + (SMALL - 1) / 2.0
+        u = full[:, 0] * ct + full[:, 1] * st
+        v = -full[:, 0] * st + full[:, 1] * ct
+        half = SMALL / 2.0
+        u0, v0 = u.min() - half, v.min() - half
+        u1, v1 = u.max() + half, v.max() + half
+        tl = (u0 * ct - v0 * st, u0 * st + v0 * ct)
+        br = (u1 * ct - v1 * st, u1 * st + v1 * ct)
+        touches = bool(x <= 0 or y <= 0 or x + bw >= w or y + bh >= h)
+        regions.append(Region(area, angle, mean, rlevel, tl, br, touches))
+    return level, regions
+
+
+def crop_corner(frame: np.ndarray, region: Region, upside_down: bool,
+                size: tuple[int, int]) -> np.ndarray:
+    """The corner of ``region`` where an index would be, turned upright; ``size`` (w, h).
+
+    Out-of-frame pixels are black, so an index cut by the frame edge shows as ink
+    running into the crop's edge.
+    """
+    t = math.radians(region.angle)
+    ct, st = math.cos(t), math.sin(t)
+    if upside_down:
+        cx, cy = region.bottom_right
+        ux, uy, vx, vy = -ct, -st, st, -ct
+    else:
+        cx, cy = region.top_left
+        ux, uy, vx, vy = ct, st, -st, ct
+    p = CORNER_PAD
+    m = np.array([[ux, vx, cx - p * (ux + vx)], [uy, vy, cy - p * (uy + vy)]])
+    return cv2.warpAffine(frame, m, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                          borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+
+
+def _normalized(ink: np.ndarray, paper: float, box: tuple[int, int, int, int],
+                canvas: tuple[int, int]) -> np.ndarray | None:
+    x0, y0, x1, y1 = box
+    ch, cw = canvas
+    roi = np.maximum(paper - ink[max(y0 - 1, 0):y1 + 1, max(x0 - 1, 0):x1 + 1]
+                     .astype(np.float32), 0)
+    rh, rw = roi.shape
+    nw = min(round(rw * ch / rh), cw)  # a very wide glyph is squeezed onto the canvas
+    if nw < 2:
+        return None
+    g = cv2.resize(roi, (nw, ch), interpolation=cv2.INTER_AREA)
+    out = np.zeros(canvas, np.float32)
+    off = (cw - nw) // 2
+    out[:, off:off + nw] = g
+    v = out.ravel()
+    v -= v.mean()
+    n = float(np.linalg.norm(v))
+    if n < 1e-6:
+        return None
+    v /= n
+    return v
+
+
+def _rows(stats: np.ndarray, ids: list[int]) -> list[list[int]]:
+    """Group component ids into rows, top to bottom (see module docstring)."""
+    if not ids:
+        return []
+    ids = sorted(ids, key=lambda i: stats[i, 1])
+    first = ids[0]
+    rows: list[list[int]] = []
+    used: set[int] = set()
+    # the rank row: the topmost part and its side-by-side neighbours
+    x0, y0 = stats[first, 0], stats[first, 1]
+    x1, y1 = x0 + stats[first, 2], y0 + stats[first, 3]
+    row = [first]
+    used.add(first)
+    for i in ids[1:]:
+        xi, yi, wi, hi = stats[i, :4]
+        ov = min(y1, yi + hi) - max(y0, yi)
+        gap = max(xi - x1, x0 - (xi + wi))
+        if ov >= 0.5 * min(hi, y1 - y0) and gap <= 0.6 * (y1 - y0):
+            row.append(i)
+            used.add(i)
+            x0, x1 = min(x0, xi), max(x1, xi + wi)
+            y0, y1 = min(y0, yi), max(y1, yi + hi)
+    rows.append(row)
+    # following rows: parts below, under the rank column
+    while True:
+        rest = [i for i in ids if i not in used and stats[i, 1] >= y1 - 1]
+        col = [i for i in rest
+               if x0 - 0.3 * (x1 - x0) <= stats[i, 0] + stats[i, 2] / 2 <= x1 + 0.3 * (x1 - x0)]
+        if not col:
+            break
+        top = col[0]
+        ty0, ty1 = stats[top, 1], stats[top, 1] + stats[top, 3]
+        row = [i for i in col if min(ty1, stats[i, 1] + stats[i, 3]) - max(ty0, stats[i, 1])
+               >= 0.5 * min(stats[i, 3], ty1 - ty0)]
+        rows.append(row)
+        used.update(row)
+        y1 = max(stats[i, 1] + stats[i, 3] for i in row)
+    return rows
+
+
+def _box(stats: np.ndarray, row: list[int]) -> tuple[int, int, int, int]:
+    x0 = min(int(stats[i, 0]) for i in row)
+    y0 = min(int(stats[i, 1]) for i in row)
+    x1 = max(int(stats[i, 0] + stats[i, 2]) for i in row)
+    y1 = max(int(stats[i, 1] + stats[i, 3]) for i in row)
+    return x0, y0, x1, y1
+
+
+def extract_index(crop: np.ndarray, min_part: int, min_contrast: float = 20.0
+                  ) -> IndexGlyphs | str:
+    """Rank and suit glyphs of an upright corner crop, or why there are none."""
+    colour = crop.ndim == 3
+    ink = channel_min(crop)
+    thr, binary = cv2.threshold(ink, 0, 255, cv2.THRESH_BINARY_INV | cv2.THRESH_OTSU)
+    paper = _percentile(ink, 90)
+    if paper - thr < min_contrast:
+        return "no ink on a light face near the corner"
+    n, _labels, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
+    h, w = ink.shape
+    ids = []
+    for i in range(1, n):
+        x, y, bw, bh, area = stats[i]
+        if area < min_part:
+            continue
+        if x <= 0 or y <= 0 or x + bw >= w or y + bh >= h:
+            continue
+        ids.append(i)
+    rows = _rows(stats, ids)
+    if len(rows) < 2:
+        return "no rank above a suit"
+    rank_box = _box(stats, rows[0])
+    suit_box = _box(stats, rows[1])
+    rank = _normalized(ink, paper, rank_box, RANK_CANVAS)
+    suit = _normalized(ink, paper, suit_box, SUIT_CANVAS)
+    if rank is None or suit is None:
+        return "index glyphs of an implausible shape"
+    redness = None
+    if colour:
+        x0, y0, x1, y1 = suit_box
+        sub = crop[y0:y1, x0:x1].reshape(-1, 3).astype(np.float32)
+        sel = binary[y0:y1, x0:x1].ravel() > 0
+        if sel.any():
+            b, g, r = sub[sel].mean(axis=0)
+            pb, pg, pr = crop.reshape(-1, 3)[ink.ravel() >= paper - 1].mean(axis=0)
+            redness = math.log((r + 8) / (max(g, b) + 8)) - math.log((pr + 8) / (max(pg, pb) + 8))
+    return IndexGlyphs(rank, suit, rank_box, suit_box, redness, paper - float(thr),
+                       len(rows) - 2)
