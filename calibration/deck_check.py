@@ -174,7 +174,14 @@ def run(args: argparse.Namespace) -> int:
     from rich.progress import Progress
 
     from shoe_controller.vision.passes import PassTracker
-    from shoe_controller.vision.profile import ProfileError
+
+    try:
+        from shoe_controller.vision.profile import ProfileError
+    except ImportError:  # a build without the index reader: the barcode reader still works
+
+        class ProfileError(Exception):  # type: ignore[no-redef]
+            pass
+
     from shoe_controller.vision.reader import build_reader
     from shoe_controller.vision.sources import CameraError, open_source
 
