@@ -174,6 +174,7 @@ class Daemon:
         self.errors = 0
         self._last_watchdog = 0.0
         self._last_status = 0.0
+        self._locked: bool | None = None
 
     # -- inputs ------------------------------------------------------------------------
 
@@ -220,6 +221,7 @@ class Daemon:
             except Exception as exc:  # an input that cannot open is a fault, not a crash
                 log.error("input %s failed to start: %s", source.name, exc)
                 self.submit(Fault(f"{source.name}_lost", str(exc)), source.name)
+        self._update_lock()  # resumed into a paused round: the shoe stays locked
         self.ready_after = self.clock() - self.started_at
         self.notifier.ready(self.describe())
         self._last_watchdog = self.clock()
@@ -292,7 +294,19 @@ class Daemon:
         self.inputs_handled += 1
         if not entries and self.station is not None:
             self.station.show(self.lights)
+        if entries:
+            self._update_lock()
         return entries
+
+    def _update_lock(self) -> None:
+        """Keep the shoe's draw lock engaged exactly while play is paused."""
+        paused = getattr(self.core.state, "paused", None) is not None
+        if paused != self._locked:
+            self._locked = paused
+            for source in self.sources:
+                set_lock = getattr(source, "set_lock", None)
+                if set_lock is not None:
+                    set_lock(paused)
 
     def _outputs(self, events: Sequence[Any], entries: Sequence[Any]) -> None:
         for ev in events:

@@ -152,9 +152,11 @@ class ExitReadPairing:
 class SerialInput:
     """The shoe's microcontroller over the firmware bridge's :class:`Link`.
 
-    ``scanner``: the shoe reads cards itself (scanner payloads mapped by ``mapping``, exits
-    paired with reads); otherwise card exits go to ``on_card_exit`` (the camera's pass
-    tracker uses them to bound passes).
+    The daemon engages the shoe's draw lock while play is paused (:meth:`set_lock`), so
+    no card can be drawn until the supervisor resumes. ``scanner``: the shoe reads cards
+    itself (scanner payloads mapped by ``mapping``, exits paired with reads); otherwise
+    card exits go to ``on_card_exit`` (the camera's pass tracker uses them to bound
+    passes).
     """
 
     name = "serial"
@@ -172,6 +174,9 @@ class SerialInput:
         self.link_up = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._lock_wanted: bool | None = None
+        self._lock_applied: bool | None = None
+        self._lock_wake = threading.Event()
 
     def start(self, submit: Submit) -> None:
         from firmware_bridge.link import Link
@@ -181,6 +186,30 @@ class SerialInput:
         self.link.start()
         self._thread = threading.Thread(target=self._run, name="serial-inputs", daemon=True)
         self._thread.start()
+        threading.Thread(target=self._locker, name="shoe-lock", daemon=True).start()
+
+    def set_lock(self, locked: bool) -> None:
+        """Engage or release the shoe's draw lock (never blocks: a worker sends the
+        command with the link's ack and retries; the latest wish wins, and it is sent
+        again whenever the link comes back)."""
+        self._lock_wanted = locked
+        self._lock_wake.set()
+
+    def _locker(self) -> None:
+        while not self._stop.is_set():
+            self._lock_wake.wait(0.5)
+            self._lock_wake.clear()
+            want = self._lock_wanted
+            if want is None or want == self._lock_applied or not self.link_up.is_set():
+                continue
+            try:
+                self.link.set_lock(want)
+                self._lock_applied = want
+                log.info("shoe draw lock %s", "engaged" if want else "released")
+            except Exception as exc:  # link down or the shoe refused: try again later
+                log.warning("shoe draw lock %s failed: %s", want, exc)
+                self._lock_wake.set()
+                self._stop.wait(0.5)
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -202,6 +231,8 @@ class SerialInput:
         kind = getattr(event, "kind", None)
         if kind == "link_up":
             self.link_up.set()
+            self._lock_applied = None  # a replugged or rebooted shoe: say it again
+            self._lock_wake.set()
             log.info("shoe link up: %s", getattr(event, "device", ""))
         elif kind == "link_down":
             self.link_up.clear()

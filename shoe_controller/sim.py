@@ -670,6 +670,8 @@ class Simulation:
         self.daemon: Any = None
         self.dealer: VirtualDealer | None = None
         self.publisher: Any = None
+        #: The broker answered at least once: at the end, wait for the outbox to empty.
+        self.broker_seen = threading.Event()
 
     # The configuration: a table's file when given, else defaults fit for a simulation.
     def _configs(self) -> dict[str, Any]:
@@ -859,14 +861,22 @@ class Simulation:
         self.out(f"simulate: display page on http://127.0.0.1:{port}/")
 
     def _watch_broker(self, host: str, port: int) -> None:
-        time.sleep(2.0)
-        pub = self.publisher
-        if pub is not None and self.daemon is not None and not self.daemon.stopping.is_set() \
-                and not pub.connected and self.proxy is None:
-            why = pub.last_error or "no connection"
-            self.out(f"simulate: broker mqtt://{host}:{port} is unreachable ({why}); the "
-                     "table keeps running, every event is journaled and queued in the "
-                     "outbox until the broker is back")
+        """Say so when the broker cannot be reached; note when it answers."""
+        pub, daemon = self.publisher, self.daemon
+        if pub is None or daemon is None:
+            return
+        start, said = time.monotonic(), False
+        while not daemon.stopping.is_set():
+            if pub.connected:
+                self.broker_seen.set()
+                return
+            if not said and time.monotonic() - start >= 2.0 and self.proxy is None:
+                why = pub.last_error or "no connection"
+                self.out(f"simulate: broker mqtt://{host}:{port} is unreachable ({why}); the "
+                         "table keeps running, every event is journaled and queued in the "
+                         "outbox until the broker is back")
+                said = True
+            time.sleep(0.05)
 
     def _finish_when_done(self) -> None:
         """Once the dealer is done: wait for the outbox to empty (if a broker is there),
@@ -875,7 +885,7 @@ class Simulation:
         self.dealer.done.wait()
         pub = self.publisher
         if pub is not None:
-            if pub.connected or self.proxy is not None:
+            if self.broker_seen.is_set() or self.proxy is not None:
                 if not pub.flush(self.opts.drain_timeout):
                     self.out(f"simulate: the outbox did not empty within "
                              f"{self.opts.drain_timeout:.0f} s ({pub.pending()} left)")

@@ -457,6 +457,14 @@ def test_run_wiring_from_a_config_file_with_mock_pins_and_the_shoe_simulator(tmp
         result = next(e.data for e in daemon.journal.replay() if e.type == "round_result")
         assert (result["player"], result["banker"], result["winner"]) == (
             ["9S", "KD"], ["QH", "7C"], "player")
+        # The supervisor's key pauses play: the shoe's draw lock engages until resumed.
+        assert not sim.locked
+        sim.card_exit()
+        sim.card_read("D1-5C")  # opens round 2
+        daemon.station.turn_key(True)
+        wait(lambda: sim.locked, "the shoe's draw lock")
+        daemon.station.turn_key(False)
+        wait(lambda: not sim.locked, "the lock released")
         assert (tmp_path / "journal.sqlite3").exists()
     finally:
         run.stop()

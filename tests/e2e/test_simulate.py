@@ -44,7 +44,7 @@ TABLE = "e2e-1"
 class Listener:
     """A paho MQTT 5 subscriber to every topic of the table, recording arrival times."""
 
-    def __init__(self, broker: Mosquitto, table: str = TABLE) -> None:
+    def __init__(self, broker: Mosquitto, table: str = TABLE, persistent: bool = False) -> None:
         self.messages: list[tuple[float, str, bytes, bool]] = []
         self.lock = threading.Lock()
         self.connected = threading.Event()
@@ -55,7 +55,16 @@ class Listener:
         self.client.on_message = self._on_message
         self.client.on_disconnect = lambda *a: self.connected.clear()
         self.topic = f"shoe/{table}/#"
-        self.client.connect("127.0.0.1", broker.port)
+        if persistent:  # a casino system's session: the broker queues for it while away
+            from paho.mqtt.packettypes import PacketTypes
+            from paho.mqtt.properties import Properties
+
+            props = Properties(PacketTypes.CONNECT)
+            props.SessionExpiryInterval = 3600
+            self.client.connect("127.0.0.1", broker.port, clean_start=False,
+                                properties=props)
+        else:
+            self.client.connect("127.0.0.1", broker.port)
         self.client.loop_start()
         assert self.connected.wait(10), "listener could not connect"
 
@@ -372,8 +381,22 @@ def test_the_early_card_check_can_fail(broker: Mosquitto, tmp_path: Path):
     assert len(early_cards(listener, state)) > 100
 
 
-def test_broker_restarted_mid_shoe_loses_nothing(broker: Mosquitto, tmp_path: Path):
-    listener = Listener(broker)
+def persistent_broker(tmp_path: Path) -> Mosquitto:
+    """A mosquitto that keeps sessions and queued messages across a restart, as Debian's
+    default configuration does (`persistence true`)."""
+    b = Mosquitto()
+    store = tmp_path / "mosquitto-db"
+    store.mkdir()
+    with open(b.conf_path, "a") as f:
+        f.write(f"persistence true\npersistence_location {store}/\n")
+        if os.geteuid() == 0:  # as root mosquitto would drop to a user who cannot write here
+            f.write("user root\n")
+    return b.start()
+
+
+def test_broker_restarted_mid_shoe_loses_nothing(tmp_path: Path):
+    broker = persistent_broker(tmp_path)
+    listener = Listener(broker, persistent=True)
     state = tmp_path / "state"
     proc = subprocess.Popen(simulate_cmd(state, broker, "--seed", "13", "--pace", "0.004"),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
@@ -383,11 +406,13 @@ def test_broker_restarted_mid_shoe_loses_nothing(broker: Mosquitto, tmp_path: Pa
         assert listener.connected.wait(10)
         out, err = proc.communicate(timeout=180)
         assert proc.returncode == 0, out + err
+        assert "0 message(s) left" in out, out + err
         time.sleep(0.3)
     finally:
         if proc.poll() is None:
             proc.kill()
         listener.close()
+        broker.stop()
     assert journal_tail(state)[0] > 600
     envelopes = check_casino_feed(listener, state)
     check_rounds(envelopes)
