@@ -308,6 +308,15 @@ def load_config_text(text: str, file: str = "<config>") -> Config:
     if not isinstance(values["insurance"], dict):
         fold["insurance"] = values["insurance"]  # also kept as cfg.insurance
     rules = msgspec.structs.replace(values.pop("rules"), **fold)
+    ins = rules.insurance
+    if ins.enabled and ins.reveal == "button" and rules.confirm != "button":
+        raise ConfigError(
+            file,
+            'reveal buttons need [rules] confirm = "button" (the round must stay open for '
+            "the reveals until the dealer confirms it)",
+            "insurance",
+            "reveal",
+        )
     return Config(rules=rules, source=file, raw=raw_sections, **values)
 
 

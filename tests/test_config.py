@@ -77,9 +77,12 @@ def test_values_reach_the_rules():
 def test_insurance_section_reaches_the_rules():
     row = ('{ side = "banker", stage = "2/2", player = "unrevealed", banker = "8", '
            'insures = "player", odds = 9 }')
-    cfg = load_config_text(f'[insurance]\nenabled = true\nreveal = "button"\nrows = [\n{row},\n]')
+    cfg = load_config_text('[rules]\nconfirm = "button"\n'
+                           f'[insurance]\nenabled = true\nreveal = "button"\nrows = [\n{row},\n]')
     assert cfg.rules.insurance is cfg.insurance and cfg.insurance.enabled
     assert cfg.rules.insurance.rows[0].odds == 9.0
+    with pytest.raises(ConfigError, match=r'\[insurance\] reveal: reveal buttons need \[rules\]'):
+        load_config_text('[insurance]\nenabled = true\nreveal = "button"')
     expected = r"\[insurance\] rows\[0\]\.stage: expected one of '2/2', '3/2', got '4/2'"
     with pytest.raises(ConfigError, match=expected):
         load_config_text('[insurance]\nrows = [{side="banker", stage="4/2", player="1", '
