@@ -417,7 +417,7 @@ def test_never_more_in_flight_than_the_brokers_receive_maximum(tmp_path):
 
         def sample() -> None:
             while not done.is_set():
-                seen.append(len(pub._inflight))
+                seen.append(pub._sender.in_flight())
                 time.sleep(0.0005)
 
         sampler = threading.Thread(target=sample)

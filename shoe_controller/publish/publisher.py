@@ -5,12 +5,13 @@ Flow, for each journaled event, in journal order::
     release fold (release.py)  ->  released events
         -> casino envelope, signed (payloads.py)            -> outbox row
         -> display projection (game/display_state.py)       -> one coalesced outbox row
-    outbox (same SQLite file)  ->  sender thread  ->  MqttLink (paho)  ->  broker
+    outbox (same SQLite file)  ->  Sender (sender.py)  ->  MqttLink (mqtt.py, paho)
     PUBACK without failure     ->  row deleted
 
-The core loop only ever touches SQLite (staging is one short transaction, or part of
-the journal's own transaction with :meth:`Publisher.append`); everything that waits on
-the network runs on the sender thread and paho's network thread, so a slow or absent
+The core loop only touches SQLite (staging is one short transaction, or part of the
+journal's own transaction with :meth:`Publisher.append`) and, when the outbox has no
+backlog, hands the fresh rows to paho (which only queues them); everything that waits
+on the network runs on the sender thread and paho's network thread, so a slow or absent
 broker never blocks the game. Delivery is at least once; every re-send of a message is
 byte-identical, and consumers de-duplicate by ``seq``.
 
@@ -43,7 +44,6 @@ import json
 import logging
 import threading
 import time
-from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -53,17 +53,12 @@ from shoe_controller.publish import outbox
 from shoe_controller.publish.config import MqttConfig, read_secret_file
 from shoe_controller.publish.payloads import casino_payload, display_payload
 from shoe_controller.publish.release import ReleaseState, step
+from shoe_controller.publish.sender import Sender
 from shoe_controller.publish.topics import Topics
 
 __all__ = ["Publisher"]
 
 log = logging.getLogger("shoe_controller.publish")
-
-#: Seconds before a message the broker refused (PUBACK with a failure reason) is retried.
-RETRY_AFTER_REFUSAL = 2.0
-#: How often the sender looks around when nothing wakes it.
-_IDLE_WAIT = 0.25
-
 
 @dataclass(frozen=True, slots=True)
 class _Item:
@@ -110,19 +105,10 @@ class Publisher:
         self._display_bytes: bytes | None = None
         self._staged_through = 0
         self._caught_up = False
-        # Sender thread state.
-        self._cond = threading.Condition()
-        self._acks: deque[tuple[int, bool, str]] = deque()
-        self._work = False
-        self._reconnected = False
-        self._stopping = False
-        self._thread: threading.Thread | None = None
+        self._last_staged_id = 0  # highest outbox row id staged (under _stage_lock)
+        self._sender = Sender(journal.path, config.max_inflight, self._restage_display)
         self._link: Any = None
-        # What has been handed to paho (guarded by _send_lock).
-        self._send_lock = threading.Lock()
-        self._inflight: dict[int, int] = {}   # paho mid -> outbox row id
-        self._cursor = 0                      # highest row id handed to paho
-        self._last_staged_id = 0              # highest row id staged (under _stage_lock)
+        self._stopped = False
 
     # -- life cycle ------------------------------------------------------------------
 
@@ -131,8 +117,8 @@ class Publisher:
 
         Returns at once: the broker may be unreachable; messages wait in the outbox.
         """
-        if self._thread is not None:
-            return  # already started
+        if self._sender.started or self._stopped:
+            return  # already started (a stopped publisher is not restarted)
         with self._stage_lock:
             self._ensure_caught_up()
         if not self.config.enabled:
@@ -140,22 +126,17 @@ class Publisher:
             return
         from shoe_controller.publish.mqtt import MqttLink  # paho only when publishing
 
-        self._link = MqttLink(self.config, self.topics, on_ack=self._on_ack,
-                              on_connection=self._on_connection)
-        self._thread = threading.Thread(target=self._run, name="mqtt-outbox", daemon=True)
-        self._thread.start()
+        self._link = MqttLink(self.config, self.topics, on_ack=self._sender.on_ack,
+                              on_connection=self._sender.on_connection)
+        self._sender.start(self._link)
         self._link.start()
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop sending (unacknowledged messages stay in the outbox for the next start),
         publish ``offline``, disconnect. A stopped Publisher is not started again: make
         a new one (it catches up from the journal)."""
-        with self._cond:
-            self._stopping = True
-            self._cond.notify_all()
-        if self._thread is not None:
-            self._thread.join(timeout)
-            self._thread = None
+        self._stopped = True
+        self._sender.stop(timeout)
         if self._link is not None:
             self._link.stop(timeout)
             self._link = None
@@ -271,8 +252,7 @@ class Publisher:
             left = deadline - time.monotonic()
             if left <= 0:
                 return False
-            with self._cond:
-                self._cond.wait(min(left, 0.05))
+            self._sender.wait_change(min(left, 0.05))
 
     # -- staging (under _stage_lock) -------------------------------------------------
 
@@ -357,7 +337,7 @@ class Publisher:
         """After a (re)connect, send the current display state again: a broker that lost
         its retained messages (restarted without persistence) gets it back at once."""
         with self._stage_lock:
-            if not self._display_on or self._display_bytes is None or self._stopping:
+            if not self._display_on or self._display_bytes is None or self._stopped:
                 return
             self._conn.execute("BEGIN IMMEDIATE")
             try:
@@ -374,135 +354,9 @@ class Publisher:
 
     def _staged(self, rows: list[outbox.Row], fast: bool = True) -> None:
         """Rows were committed to the outbox (under _stage_lock): send them."""
-        if not rows:
-            return
-        before, self._last_staged_id = self._last_staged_id, rows[-1].id
-        if not (fast and self._send_now(rows, before)):
-            self._wake()
-
-    def _send_now(self, rows: list[outbox.Row], staged_before: int) -> bool:
-        """Fast path on the caller's thread: hand freshly staged rows straight to paho
-        when nothing older is waiting and the window has room. Never blocks: if the
-        sender thread is busy, it is left to do it. (paho's publish only queues.)"""
-        link = self._link
-        if link is None or not link.connected:
-            return False
-        if not self._send_lock.acquire(blocking=False):
-            return False
-        try:
-            if (self._cursor != staged_before
-                    or len(self._inflight) + len(rows) > self._window(link)):
-                return False
-            for row in rows:
-                mid = link.publish(row.topic, row.payload, row.retain)
-                self._inflight[mid] = row.id
-                self._cursor = row.id
-            return True
-        except Exception:  # paho would not queue it: the sender thread retries
-            return False
-        finally:
-            self._send_lock.release()
-
-    def _window(self, link: Any) -> int:
-        """Outbox messages allowed in flight: ``max_inflight``, and below the broker's
-        Receive Maximum (one slot is kept for the status message)."""
-        return max(1, min(self.config.max_inflight, link.receive_maximum - 1))
-
-    def _wake(self) -> None:
-        with self._cond:
-            self._work = True
-            self._cond.notify_all()
-
-    def _on_ack(self, mid: int, ok: bool, why: str) -> None:  # paho's thread: be quick
-        with self._cond:
-            self._acks.append((mid, ok, why))
-            self._cond.notify_all()
-
-    def _on_connection(self, up: bool, why: str) -> None:  # paho's thread: be quick
-        with self._cond:
-            if up:
-                self._reconnected = True
-            self._work = True
-            self._cond.notify_all()
-
-    def _run(self) -> None:
-        try:
-            self._send_loop()
-        except Exception:  # never die silently: the outbox keeps everything for a restart
-            log.exception("mqtt outbox sender stopped by an error; pending messages stay "
-                          "in the outbox and are sent on the next start")
-
-    def _send_loop(self) -> None:
-        """The sender thread: deletes acknowledged rows, re-sends refused ones after a
-        pause, and sends whatever the fast path did not (backlog, after a start or an
-        outage). ``_inflight`` maps paho mids to outbox row ids; ``_cursor`` is the
-        highest row id handed to paho by this process (ids only grow)."""
-        conn = connect(self.journal.path, synchronous="NORMAL")
-        retry: dict[int, float] = {}     # refused row id -> when to try again
-        try:
-            while True:
-                with self._cond:
-                    if not (self._stopping or self._acks or self._work or self._reconnected):
-                        self._cond.wait(_IDLE_WAIT)
-                    if self._stopping:
-                        return
-                    acks = list(self._acks)
-                    self._acks.clear()
-                    self._work = False
-                    reconnected, self._reconnected = self._reconnected, False
-                done: list[int] = []
-                with self._send_lock:
-                    for mid, ok, why in acks:
-                        row_id = self._inflight.pop(mid, None)
-                        if row_id is None:
-                            continue  # the status message
-                        if ok:
-                            done.append(row_id)
-                        else:
-                            log.warning("broker refused outbox message %d (%s); retrying "
-                                        "in %.0f s", row_id, why, RETRY_AFTER_REFUSAL)
-                            retry[row_id] = time.monotonic() + RETRY_AFTER_REFUSAL
-                if done:
-                    conn.execute("BEGIN IMMEDIATE")
-                    outbox.delete(conn, done)
-                    conn.execute("COMMIT")
-                    with self._cond:
-                        self._cond.notify_all()  # flush() waiters
-                if reconnected:
-                    self._restage_display()
-                link = self._link
-                if link is None or not link.connected:
-                    continue
-                with self._send_lock:
-                    sent = self._send_backlog(conn, link, retry)
-                if sent:
-                    with self._cond:
-                        self._work = True  # there may be more: look again at once
-        finally:
-            conn.close()
-
-    def _send_backlog(self, conn: Any, link: Any, retry: dict[int, float]) -> int:
-        """(under _send_lock) Send due retries, then rows beyond the cursor."""
-        room = self._window(link) - len(self._inflight)
-        if room <= 0:
-            return 0
-        now = time.monotonic()
-        due = sorted(r for r, t in retry.items() if t <= now)[:room]
-        rows = outbox.fetch_ids(conn, due)
-        for r in due:
-            retry.pop(r, None)  # sent again below, or gone (coalesced away)
-        if room - len(rows) > 0:
-            rows += outbox.fetch(conn, self._cursor, room - len(rows))
-        for row in rows:
-            try:
-                mid = link.publish(row.topic, row.payload, row.retain)
-            except Exception as exc:  # paho refused to queue it: try again later
-                log.warning("cannot hand outbox message %d to MQTT: %s", row.id, exc)
-                retry[row.id] = time.monotonic() + RETRY_AFTER_REFUSAL
-            else:
-                self._inflight[mid] = row.id
-            self._cursor = max(self._cursor, row.id)
-        return len(rows)
+        if rows:
+            before, self._last_staged_id = self._last_staged_id, rows[-1].id
+            self._sender.staged(rows, before, fast)
 
 
 def _display_dict(display: Any) -> dict[str, Any]:
