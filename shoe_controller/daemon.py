@@ -5,13 +5,16 @@ from the camera's pass tracker, the shoe's serial link (card exits, scanner read
 buttons, lid, faults), the dealer station's buttons and key switch. The core loop takes
 one input at a time and, in this order:
 
-1. asks the pure game core what it means (``decide``), and runs the game-protection
-   projection over the resulting events (its alerts and analyses are events too);
-2. appends all of them to the journal (one SQLite transaction, fsynced, hash-chained;
+1. asks the pure game core what it means (``decide``);
+2. appends those events to the journal (one SQLite transaction, fsynced, hash-chained;
    the outbox rows go in the same transaction) — nothing acts on an event before this;
 3. folds them into the shoe state (``evolve``) and the dealer panel (``lights.project``);
-4. hands them to the outputs: LEDs and buzzer, the MQTT publisher (which applies the
-   release policy and the public display projection), observers (the virtual dealer).
+4. hands them to the outputs: LEDs and buzzer (the publisher already staged them with
+   the release policy and the public display projection), observers (the virtual
+   dealer), the shoe's draw lock (engaged while play is paused);
+5. runs the game-protection projection over those events (exact odds of what is left,
+   integrity tests) and journals and outputs what it raises the same way — after the
+   core's events, so its computation never delays a card on the feeds.
 
 On start it verifies the journal's chain and folds ``evolve`` over every journaled
 event, so after a crash or a power cut the shoe resumes where it stopped, mid-round
@@ -27,20 +30,30 @@ import contextlib
 import logging
 import os
 import queue
-import resource
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from shoe_controller.dealer.lights import Lights, event_field, event_type, project, supervisor_key
+from shoe_controller.dealer.lights import Lights, event_type, project, supervisor_key
 from shoe_controller.game.inputs import Fault, Input
 from shoe_controller.sdnotify import Notifier
 
-__all__ = ["Daemon", "DaemonError", "InputSource", "Item", "Submit", "peak_rss_mb"]
+__all__ = [
+    "ConfigRefused",
+    "Daemon",
+    "DaemonError",
+    "GameCore",
+    "InputSource",
+    "Item",
+    "Submit",
+    "build_daemon",
+    "journal_path",
+    "load_table_config",
+]
 
 log = logging.getLogger("shoe_controller.daemon")
 
@@ -74,11 +87,6 @@ class Item:
 
 
 _STOP = Item(None, "stop")
-
-
-def peak_rss_mb() -> float:
-    """Peak resident set size of this process so far, in MB (Linux: ru_maxrss is KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 class GameCore:
@@ -395,21 +403,6 @@ def journal_path(state_dir: str | os.PathLike[str], configured: str | None = Non
     if configured and os.path.isabs(configured):
         return Path(configured)
     return Path(state_dir) / (configured or "journal.sqlite3")
-
-
-def summarize(entries: Iterable[Any]) -> dict[str, int]:
-    """Count journaled entries by event type (for the end-of-run report).
-
-    >>> class E:
-    ...     def __init__(self, t): self.type = t
-    >>> summarize([E("round_result"), E("round_result"), E("card_dealt")])
-    {'round_result': 2, 'card_dealt': 1}
-    """
-    counts: dict[str, int] = {}
-    for e in entries:
-        t = getattr(e, "type", None) or event_field(e, "type")
-        counts[t] = counts.get(t, 0) + 1
-    return counts
 
 
 class ConfigRefused(DaemonError):
