@@ -385,6 +385,15 @@ def _open_checked(path: str, readonly: bool) -> sqlite3.Connection:
             raise JournalCorrupt(f"journal {path}: not a shoe-controller journal "
                                  f"(tables {sorted(tables)})")
         return conn
+    except sqlite3.OperationalError as exc:
+        # Not damage: the file cannot be opened or locked (permissions, a directory, a
+        # full or read-only disk). Say so rather than calling the journal corrupt.
+        if conn is not None:
+            conn.close()
+        hint = (" (a read-only audit also needs write access to the journal's folder for "
+                "SQLite's -shm file: or audit a copy made with sqlite3 .backup)"
+                if readonly else "")
+        raise JournalError(f"journal {path}: cannot open it: {exc}{hint}") from None
     except sqlite3.DatabaseError as exc:
         if conn is not None:
             conn.close()

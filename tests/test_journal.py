@@ -310,3 +310,11 @@ def test_one_writer_process_per_journal(path):
         assert j.last_seq == 5
         with Journal.open(path, table_id="T1") as same_process:  # the same process may
             assert same_process.last_seq == 5
+
+
+def test_a_path_that_cannot_be_opened_is_not_called_corrupt(tmp_path):
+    folder = tmp_path / "journal.sqlite3"
+    folder.mkdir()  # a directory where the file should be
+    with pytest.raises(JournalError, match="cannot open it") as info:
+        Journal.open(folder)
+    assert not isinstance(info.value, JournalCorrupt)
