@@ -93,11 +93,41 @@ def rough_shoe_events() -> list:
     return out
 
 
+def insurance_events(rounds: int = 12) -> list:
+    """Rounds with insurance on and the dealer's reveal buttons: offers, closures,
+    revealed hands, insurance settlements."""
+    import random
+
+    from shoe_controller.game.cards import ALL_CARDS
+    from shoe_controller.game.inputs import Reveal
+    from shoe_controller.game.insurance import InsuranceConfig
+
+    rules = Rules(confirm="button", burn="none",
+                  insurance=InsuranceConfig(enabled=True, reveal="button"))
+    shoe = Shoe(rules)
+    cards = [c for _ in range(8) for c in ALL_CARDS]
+    random.Random(5).shuffle(cards)
+    out = list(shoe.apply(NewShoe()))
+    deck = iter(cards)
+    for _ in range(rounds):
+        for _ in range(4):
+            out += shoe.apply(CardSeen(next(deck)))
+        out += shoe.apply(Reveal("player"))
+        out += shoe.apply(Reveal("banker"))
+        while shoe.state.due() is not None:
+            out += shoe.apply(CardSeen(next(deck)))
+            if shoe.state.due() is not None:
+                out += shoe.apply(Reveal("player"))
+        out += shoe.apply(ConfirmResult())
+    return out
+
+
 def test_every_event_of_real_shoes_validates_and_the_envelopes_too(tmp_path):
-    events = shoe_events(11) + rough_shoe_events()
+    events = shoe_events(11) + rough_shoe_events() + insurance_events()
     types = {e.type for e in events}
     assert {"misdeal", "fault", "round_paused", "round_voided", "integrity_alert",
-            "card_dealt", "round_result", "result_confirmed"} <= types, types
+            "card_dealt", "round_result", "result_confirmed", "hand_revealed",
+            "insurance_offer", "insurance_closed"} <= types, types
     event_v = validator("events/event.schema.json")
     env_v = validator("casino_event.schema.json")
     with Journal.open(tmp_path / "j.sqlite3", table_id="T1") as journal:
