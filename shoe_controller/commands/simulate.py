@@ -52,7 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from shoe_controller.sim import SimOptions, SimulateConfig, Simulation, parse_inject
+    from shoe_controller.sim import SimulateConfig, parse_inject
+    from shoe_controller.sim_table import SimOptions, Simulation
 
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="%(asctime)s %(name)s %(levelname)s: %(message)s",

@@ -1,0 +1,418 @@
+"""The whole virtual table of `shoe-controller simulate`: the real daemon put together
+with its real adapters on virtual hardware, and the virtual dealer of
+:mod:`shoe_controller.sim` dealing into it.
+
+- the firmware bridge's device simulator on a pty stands in for the shoe (card exits
+  and scanner reads through the real serial protocol and ``Link``);
+- gpiozero's MockFactory pins for the dealer station (the dealer presses confirm on a
+  mock pin, the supervisor turns a mock key);
+- optionally the synthetic camera (:mod:`shoe_controller.sim_camera`);
+- the real journal and MQTT publisher; for ``--inject broker-outage`` the publisher
+  reaches the broker through a loopback forwarder that can be cut.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from shoe_controller.game.cards import Card
+from shoe_controller.game.inputs import ManualCard
+from shoe_controller.sim import (
+    INFO_ALERTS,
+    Hands,
+    Injection,
+    VirtualDealer,
+    payload_for,
+)
+
+__all__ = ["CuttableProxy", "SimOptions", "Simulation"]
+
+log = logging.getLogger("shoe_controller.sim")
+
+
+# -- a cuttable network path to the broker (--inject broker-outage) --------------------------
+
+
+class CuttableProxy:
+    """A loopback TCP forwarder to the broker that can be cut: a real network outage.
+
+    The daemon's publisher connects to ``127.0.0.1:port``; :meth:`outage` drops every
+    connection and refuses new ones for ``seconds``, then lets them through again.
+    """
+
+    def __init__(self, host: str, port: int) -> None:
+        import socket
+
+        self.target = (host, port)
+        self._server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._server.bind(("127.0.0.1", 0))
+        self._server.listen(16)
+        self.port = int(self._server.getsockname()[1])
+        self._down = threading.Event()
+        self._closed = threading.Event()
+        self._lock = threading.Lock()
+        self._socks: list[Any] = []
+        self.outages = 0
+        threading.Thread(target=self._accept, name="broker-proxy", daemon=True).start()
+
+    def _accept(self) -> None:
+        import socket
+
+        while not self._closed.is_set():
+            try:
+                client, _ = self._server.accept()
+            except OSError:
+                return
+            if self._down.is_set():
+                client.close()
+                continue
+            try:
+                upstream = socket.create_connection(self.target, timeout=2)
+            except OSError:
+                client.close()
+                continue
+            with self._lock:
+                self._socks += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    def _pump(self, src: Any, dst: Any) -> None:
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    break
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (src, dst):
+                with contextlib.suppress(OSError):
+                    s.close()
+
+    def outage(self, seconds: float) -> None:
+        """Cut the path now and restore it after ``seconds`` (in the background)."""
+        import socket
+
+        self.outages += 1
+        self._down.set()
+        with self._lock:
+            socks, self._socks = self._socks, []
+        for s in socks:
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+                s.close()
+        log.warning("injected broker outage for %.1f s", seconds)
+        threading.Timer(seconds, self._down.clear).start()
+
+    def close(self) -> None:
+        self._closed.set()
+        self._down.set()
+        with contextlib.suppress(OSError):
+            self._server.close()
+        with self._lock:
+            socks, self._socks = self._socks, []
+        for s in socks:
+            with contextlib.suppress(OSError):
+                s.close()
+
+
+# -- the whole virtual table -----------------------------------------------------------------
+
+
+@dataclass
+class SimOptions:
+    """What `shoe-controller simulate` was asked for (see commands/simulate.py)."""
+
+    shoes: int = 1
+    pace: float = 0.0
+    seed: int | str = 1
+    broker: str | None = None
+    table_id: str | None = None
+    state_dir: str | None = None
+    display_port: int | None = None
+    broker_ws: str = ""
+    inject: dict[str, Injection] = field(default_factory=dict)
+    reader: str = "scanner"
+    release: str | None = None
+    config: Any = None
+    leds: bool = False
+    quiet: bool = False
+    drain_timeout: float = 30.0
+    outage_seconds: float = 3.0
+
+
+class Simulation:
+    """The real daemon, its real adapters on virtual hardware, and a virtual dealer."""
+
+    def __init__(self, opts: SimOptions, out: Callable[[str], None] = print) -> None:
+        self.opts = opts
+        self.out = out
+        self.proxy: CuttableProxy | None = None
+        self.simulator: Any = None
+        self.display: Any = None
+        self.daemon: Any = None
+        self.dealer: VirtualDealer | None = None
+        self.publisher: Any = None
+        #: The broker answered at least once: at the end, wait for the outbox to empty.
+        self.broker_seen = threading.Event()
+
+    # The configuration: a table's file when given, else defaults fit for a simulation.
+    def _configs(self) -> dict[str, Any]:
+        import msgspec
+
+        from shoe_controller.dealer.config import GpioConfig
+        from shoe_controller.game.rules import Rules
+        from shoe_controller.publish.config import MqttConfig
+
+        cfg = self.opts.config
+        rules = getattr(cfg, "rules", None) or Rules(confirm="button")
+        gpio = getattr(cfg, "gpio", None) or GpioConfig()
+        mqtt = getattr(cfg, "mqtt", None) or MqttConfig()
+        table_id = self.opts.table_id or _table_id(cfg) or "sim-1"
+        # Simulation never touches real pins, and talks to the broker it was given.
+        gpio = msgspec.structs.replace(gpio, pin_factory="mock", terminal_leds=self.opts.leds)
+        changes: dict[str, Any] = {}
+        if self.opts.broker:
+            changes.update(url=self.opts.broker, host="localhost", port=None)
+        if self.opts.release:
+            changes["release"] = self.opts.release
+        if changes:
+            mqtt = msgspec.structs.replace(mqtt, **changes)
+        return {"rules": rules, "gpio": gpio, "mqtt": mqtt, "table_id": table_id,
+                "analytics": getattr(cfg, "analytics", None)}
+
+    def _hmac_key(self, state_dir: str) -> bytes:
+        """The simulated table's signing key: state_dir/hmac.key, made once."""
+        import os
+        import secrets
+
+        path = os.path.join(state_dir, "hmac.key")
+        if not os.path.exists(path):
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(secrets.token_hex(32) + "\n")
+        with open(path, "rb") as f:
+            return f.read().strip()
+
+    def run(self) -> int:
+        import os
+        import tempfile
+
+        from shoe_controller.daemon import Daemon, journal_path
+        from shoe_controller.dealer.station import Station
+        from shoe_controller.journal import Journal
+        from shoe_controller.publish.publisher import Publisher
+
+        opts = self.opts
+        c = self._configs()
+        state_dir = opts.state_dir or tempfile.mkdtemp(prefix="shoe-sim-")
+        os.makedirs(state_dir, exist_ok=True)
+        jpath = journal_path(state_dir)
+        journal = Journal.open(jpath, table_id=c["table_id"])
+        mqtt = c["mqtt"]
+        host, port, _tls = mqtt.endpoint()
+        if "broker-outage" in opts.inject:
+            import msgspec
+
+            self.proxy = CuttableProxy(host, port)
+            mqtt = msgspec.structs.replace(mqtt, url=f"mqtt://127.0.0.1:{self.proxy.port}")
+        self.publisher = Publisher(journal, mqtt, c["table_id"],
+                                   hmac_key=self._hmac_key(state_dir))
+        hands_ref: dict[str, Any] = {}
+        daemon = Daemon(rules=c["rules"], journal=journal, analytics=c["analytics"],
+                        publisher=self.publisher)
+        self.daemon = daemon
+        station = Station(c["gpio"], daemon.submit)
+        daemon.station = station
+        sources, hands = self._inputs(daemon, station, opts)
+        daemon.sources = sources
+        hands_ref["hands"] = hands
+        self.dealer = dealer = VirtualDealer(
+            hands, shoes=opts.shoes, seed=opts.seed, rules=c["rules"], pace=opts.pace,
+            inject=opts.inject,
+            on_broker_outage=(lambda: self.proxy.outage(opts.outage_seconds))
+            if self.proxy is not None else None,
+        )
+        dealer.catch_up(e.data for e in journal.replay())
+        daemon.observers.append(dealer.observe)
+        if not opts.quiet:
+            daemon.observers.append(self._print_rounds)
+        self.out(f"simulate: table {c['table_id']}, state dir {state_dir}, journal {jpath}")
+        self.out(f"simulate: broker mqtt://{host}:{port} (release {mqtt.release}), "
+                 f"cards read by {opts.reader}, seed {opts.seed}")
+        if dealer.view.events:
+            v = dealer.view
+            self.out(f"simulate: resuming from the journal: {v.events} events, shoe {v.shoe}"
+                     f" round {v.round}, {v.shoes_ended} shoe(s) finished")
+        if opts.display_port is not None:
+            self._start_display(c["table_id"], mqtt)
+        daemon.start()
+        daemon.install_signals()
+        threading.Thread(target=self._watch_broker, args=(host, port), daemon=True).start()
+        threading.Thread(target=self._finish_when_done, daemon=True).start()
+        for source in daemon.sources:  # a real dealer waits for the shoe to say hello too
+            up = getattr(source, "link_up", None)
+            if up is not None and not up.wait(10):
+                self.out("simulate: the shoe's serial link did not come up within 10 s")
+        dealer_thread = threading.Thread(target=dealer.run, name="virtual-dealer", daemon=True)
+        dealer_thread.start()
+        try:
+            daemon.run()
+        finally:
+            dealer.stop()
+            pending = self.publisher.pending()
+            daemon.close(flush_timeout=0)
+            self._stop_extras()
+        if dealer.error is not None:
+            self.out(f"simulate: the virtual dealer failed: {dealer.error}")
+            return 1
+        v = dealer.view
+        if v.shoes_ended < opts.shoes:
+            self.out(f"simulate: stopped after {v.shoes_ended} of {opts.shoes} shoe(s) "
+                     f"(shoe {v.shoe} round {v.round}); run again with --state-dir "
+                     f"{state_dir} and the same seed to resume")
+        self.out(f"simulate: done: {v.shoes_ended} shoe(s), {journal.last_seq} events "
+                 f"journaled, {pending} message(s) left in the outbox"
+                 + ("" if not pending else " (sent on the next start with this state dir)"))
+        return 0
+
+    def _inputs(self, daemon: Any, station: Any, opts: SimOptions) -> tuple[list[Any], Hands]:
+        from firmware_bridge.config import SerialConfig
+        from firmware_bridge.simulator import DeviceSimulator
+        from shoe_controller.daemon_inputs import SerialInput
+        from shoe_controller.vision.barcode import BarcodeMapping
+        from shoe_controller.vision.config import BarcodeConfig
+
+        sim = DeviceSimulator("SIM-0001")
+        self.simulator = sim
+        path = sim.start()
+        serial_cfg = SerialConfig(port=path, exclusive=False)
+        camera = None
+        if opts.reader in ("barcode", "index"):
+            camera = self._camera(opts.reader)
+        serial = SerialInput(serial_cfg, mapping=BarcodeMapping(BarcodeConfig()),
+                             scanner=camera is None,
+                             on_card_exit=camera.card_exit if camera is not None else None)
+        sources: list[Any] = [serial] + ([camera] if camera is not None else [])
+        show = camera.show if camera is not None else None
+
+        def passes(label: str, payload: str | None) -> None:
+            """One thing leaves the shoe: seen by the camera (which then trips the exit
+            sensor, as a card crosses the window before it leaves), or by the scanner."""
+            if show is not None:
+                show(label, sim.card_exit)
+                return
+            sim.card_exit()
+            if payload is not None:
+                sim.card_read(payload)
+
+        def card(c: Card) -> None:
+            passes(c.code, payload_for(c))
+
+        def unreadable(c: Card) -> None:
+            passes("UNREADABLE", None)  # the scanner reads nothing, the camera a blur
+
+        def foreign(payload: str) -> None:
+            passes("FOREIGN:" + payload, payload)
+
+        def cut() -> None:
+            passes("CUT", "CUT")
+
+        hands = Hands(
+            card=card, unreadable=unreadable, foreign=foreign, cut=cut,
+            new_shoe=sim.shoe_loaded,
+            press=station.press,
+            key=station.turn_key,
+            manual=lambda c: daemon.submit(ManualCard(c), "supervisor"),
+        )
+        return sources, hands
+
+    def _camera(self, reader: str) -> Any:
+        from shoe_controller.sim_camera import SyntheticCamera
+
+        return SyntheticCamera.for_reader(reader)
+
+    def _start_display(self, table_id: str, mqtt: Any) -> None:
+        try:
+            from shoe_controller.display.server import serve
+        except ImportError as exc:
+            self.out(f"simulate: no display page ({exc})")
+            return
+        self.display = serve(self.opts.display_port or 0, self.opts.broker_ws, table_id,
+                             bind="127.0.0.1", topic_prefix=mqtt.topic_prefix)
+        port = getattr(self.display, "port", self.opts.display_port)
+        self.out(f"simulate: display page on http://127.0.0.1:{port}/")
+
+    def _watch_broker(self, host: str, port: int) -> None:
+        """Say so when the broker cannot be reached; note when it answers."""
+        pub, daemon = self.publisher, self.daemon
+        if pub is None or daemon is None:
+            return
+        start, said = time.monotonic(), False
+        while not daemon.stopping.is_set():
+            if pub.connected:
+                self.broker_seen.set()
+                return
+            if not said and time.monotonic() - start >= 2.0 and self.proxy is None:
+                why = pub.last_error or "no connection"
+                self.out(f"simulate: broker mqtt://{host}:{port} is unreachable ({why}); the "
+                         "table keeps running, every event is journaled and queued in the "
+                         "outbox until the broker is back")
+                said = True
+            time.sleep(0.05)
+
+    def _finish_when_done(self) -> None:
+        """Once the dealer is done: wait for the outbox to empty (if a broker is there),
+        then stop the daemon."""
+        assert self.dealer is not None and self.daemon is not None
+        self.dealer.done.wait()
+        pub = self.publisher
+        if pub is not None:
+            if self.broker_seen.is_set() or self.proxy is not None:
+                if not pub.flush(self.opts.drain_timeout):
+                    self.out(f"simulate: the outbox did not empty within "
+                             f"{self.opts.drain_timeout:.0f} s ({pub.pending()} left)")
+            else:
+                # One short chance, in case the broker just came up.
+                pub.flush(1.0)
+        self.daemon.stop()
+
+    def _print_rounds(self, entries: Sequence[Any]) -> None:
+        for e in entries:
+            t = e.type
+            if t == "round_result":
+                d = e.data
+                self.out(f"shoe {d['shoe']} round {d['round']:>2}  "
+                         f"P {' '.join(d['player']):<9} = {d['player_total']}  "
+                         f"B {' '.join(d['banker']):<9} = {d['banker_total']}  "
+                         f"{d['winner'].upper()}")
+            elif t in ("misdeal", "fault", "integrity_alert", "round_voided", "cut_card",
+                       "shoe_started", "shoe_ended"):
+                d = e.data
+                if t == "integrity_alert" and d.get("kind") in INFO_ALERTS:
+                    continue
+                detail = {k: v for k, v in d.items() if k not in ("type", "shoe")}
+                self.out(f"shoe {d['shoe']} {t}: {detail}")
+
+    def _stop_extras(self) -> None:
+        if self.simulator is not None:
+            with contextlib.suppress(Exception):
+                self.simulator.stop()
+        if self.proxy is not None:
+            self.proxy.close()
+        if self.display is not None:
+            with contextlib.suppress(Exception):
+                self.display.stop()
+
+
+def _table_id(cfg: Any) -> str | None:
+    table = getattr(cfg, "table", None)
+    return getattr(table, "id", None) if table is not None else None
