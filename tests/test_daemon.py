@@ -525,3 +525,28 @@ def test_run_with_a_camera_that_is_not_there_is_a_fault_not_a_crash(tmp_path: Pa
         run.stop()
         daemon.close()
         sim.stop()
+
+
+@pytest.mark.parametrize("rules", [
+    {"extra_card": "void"}, {"extra_card": "carry"}, {"cut_card": "one_more_round"},
+    {"rounds": "button"}, {"burn": "decks"}, {"burn": "none", "confirm": "auto"},
+], ids=lambda r: ",".join(f"{k}={v}" for k, v in r.items()))
+def test_the_virtual_dealer_finishes_a_shoe_under_every_house_rule(tmp_path: Path, rules: dict):
+    table_rules = Rules(**{"confirm": "button", **rules})
+    daemon = Daemon(rules=table_rules, journal=Journal.open(tmp_path / "j.sqlite3"))
+    dealer = VirtualDealer(direct_hands(daemon.submit), shoes=1, seed=5, rules=table_rules,
+                           inject=parse_inject("extra-card=2,unreadable=1,foreign=1"),
+                           timeout=3)
+    daemon.observers.append(dealer.observe)
+    run = Running(daemon)
+    threading.Thread(target=dealer.run, daemon=True).start()
+    try:
+        assert dealer.done.wait(60) and dealer.error is None
+    finally:
+        run.stop()
+    types = journal_types(daemon)
+    daemon.close()
+    assert types.count("shoe_ended") == 1 and types.count("round_result") >= 55
+    assert types.count("fault") >= 1 and types.count("integrity_alert") >= 1
+    if rules.get("extra_card") == "void":
+        assert types.count("round_voided") == types.count("misdeal") >= 1
