@@ -80,6 +80,7 @@ def test_a_whole_shoe_reaches_the_casino_feed_in_order_signed_and_chained(broker
     assert rec.wait_for(lambda r: len({json.loads(p)["seq"] for p in r.on("casino/events")})
                         >= last)
     envelopes = check_casino_feed(rec.on("casino/events"), last)
+    assert rec.content_types == {"application/json"}  # MQTT 5 Content Type on all
     arrival = [json.loads(p)["seq"] for p in rec.on("casino/events")]
     assert arrival == list(range(1, last + 1)), "not in journal order (or duplicated)"
     # the envelope matches the journal row exactly

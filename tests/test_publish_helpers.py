@@ -58,6 +58,7 @@ class Recorder:
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
         self._subscribed = threading.Event()
+        self.content_types: set[str | None] = set()
         self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
         self.client.on_message = self._on_message
         self.client.on_subscribe = lambda *a: self._subscribed.set()
@@ -65,6 +66,7 @@ class Recorder:
     def _on_message(self, client, userdata, msg) -> None:
         with self._lock:
             self.messages.append((msg.topic, bytes(msg.payload), bool(msg.retain)))
+            self.content_types.add(getattr(msg.properties, "ContentType", None))
 
     def start(self) -> Recorder:
         self.client.connect("127.0.0.1", self.port)

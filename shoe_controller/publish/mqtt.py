@@ -43,6 +43,19 @@ AckCallback = Callable[[int, bool, str], None]
 ConnectionCallback = Callable[[bool, str], None]
 
 
+#: Every payload is UTF-8 JSON: say so (MQTT 5 Payload Format Indicator, Content Type).
+_JSON_PROPERTIES = Properties(PacketTypes.PUBLISH)
+_JSON_PROPERTIES.PayloadFormatIndicator = 1
+_JSON_PROPERTIES.ContentType = "application/json"
+
+
+def _will_properties() -> Properties:
+    props = Properties(PacketTypes.WILLMESSAGE)
+    props.PayloadFormatIndicator = 1
+    props.ContentType = "application/json"
+    return props
+
+
 class PublishRefused(RuntimeError):
     """paho would not even queue the message (e.g. its queue is full)."""
 
@@ -78,7 +91,7 @@ class MqttLink:
         client.reconnect_delay_set(c.reconnect_min_delay, c.reconnect_max_delay)
         client.will_set(self.topics.status,
                         status_payload(self.topics.table, "offline", reason="connection lost"),
-                        qos=1, retain=True)
+                        qos=1, retain=True, properties=_will_properties())
         if c.endpoint()[2]:
             try:
                 client.tls_set(ca_certs=c.ca_file, certfile=c.cert_file, keyfile=c.key_file,
@@ -113,7 +126,7 @@ class MqttLink:
                 self.topics.status,
                 status_payload(self.topics.table, "offline", time=utc_timestamp(),
                                reason="stopped"),
-                qos=1, retain=True)
+                qos=1, retain=True, properties=_JSON_PROPERTIES)
             # Losing the connection meanwhile is fine: the last will says offline anyway.
             with contextlib.suppress(RuntimeError, ValueError):
                 info.wait_for_publish(timeout)
@@ -133,7 +146,8 @@ class MqttLink:
     def publish(self, topic: str, payload: bytes, retain: bool) -> int:
         """Hand a QoS 1 message to paho; return its mid. paho keeps it (and re-sends it
         after a reconnect) until the PUBACK, reported through ``on_ack``."""
-        info = self._client.publish(topic, payload, qos=1, retain=retain)
+        info = self._client.publish(topic, payload, qos=1, retain=retain,
+                                    properties=_JSON_PROPERTIES)
         if info.rc not in (mqtt.MQTT_ERR_SUCCESS, mqtt.MQTT_ERR_NO_CONN):
             raise PublishRefused(mqtt.error_string(info.rc))
         return int(info.mid)
@@ -154,7 +168,7 @@ class MqttLink:
                  *self.config.endpoint()[:2], flags.session_present)
         client.publish(self.topics.status,
                        status_payload(self.topics.table, "online", time=utc_timestamp()),
-                       qos=1, retain=True)
+                       qos=1, retain=True, properties=_JSON_PROPERTIES)
         if self._on_connection is not None:
             self._on_connection(True, "connected")
 

@@ -153,3 +153,21 @@ def test_killed_mid_stream_resumes_and_the_feed_has_no_gap(tmp_path):
         last_env = json.loads(received[last])
         assert last_env["type"] == "shoe_ended"
         rec.stop()
+
+
+@pytest.mark.e2e
+def test_the_last_will_says_offline_when_the_process_dies(tmp_path):
+    db = tmp_path / "journal.sqlite3"
+    with Mosquitto() as broker:
+        child = spawn(broker.url, db, "per_card", 1.0, stop_after=1000)
+        wait_line(child, "batch 1 ")
+        status = Recorder(broker.port, topic="shoe/T1/status").start()
+        assert status.wait_for(lambda r: any(b'"online"' in p for p in r.on("status")), 10)
+        child.send_signal(signal.SIGKILL)
+        child.wait(10)
+        assert status.wait_for(lambda r: b'"offline"' in r.on("status")[-1], 15)
+        last = json.loads(status.on("status")[-1])
+        assert (last["status"], last["reason"], last["table"]) == (
+            "offline", "connection lost", "T1")
+        assert status.content_types == {"application/json"}
+        status.stop()
