@@ -161,10 +161,10 @@ def test_notify_ready_and_watchdog_come_from_the_core_loop(tmp_path: Path):
             got = [sock.recv(4096).decode() for _ in range(4)]
             assert "WATCHDOG=1" in got
             # A wedged loop stops the pings: block the loop inside an observer.
-            gate = threading.Event()
-            daemon.observers.append(lambda entries: gate.wait(5))
+            gate, entered = threading.Event(), threading.Event()
+            daemon.observers.append(lambda entries: (entered.set(), gate.wait(5)))
             daemon.submit(NewShoe())
-            time.sleep(0.1)
+            assert entered.wait(5)
             while True:  # drain what was sent before the loop wedged
                 try:
                     sock.settimeout(0.15)
