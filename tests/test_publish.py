@@ -16,7 +16,7 @@ from shoe_controller.publish.config import MqttConfig
 from shoe_controller.publish.payloads import verify_casino_payload
 from shoe_controller.publish.publisher import Publisher
 from tests.support.broker import Mosquitto, free_port
-from tests.test_publish_helpers import Recorder, shoe_batches
+from tests.test_publish_helpers import Recorder, eventually, shoe_batches
 
 KEY = b"test hmac key"
 
@@ -249,10 +249,10 @@ def test_no_broker_queues_in_the_outbox_then_delivers(tmp_path):
     pub.start()
     for batch in shoe_batches(2, max_rounds=3):
         pub.append(batch)
-    time.sleep(1.5)
+    eventually(lambda: "cannot reach the broker" in (pub.last_error or ""),
+               what="the publisher to notice the broker is unreachable")
     assert not pub.connected
     assert pub.pending() >= journal.last_seq  # everything waits (plus the display state)
-    assert "cannot reach the broker" in (pub.last_error or "")
     with Mosquitto(port=port) as late:
         rec = Recorder(late.port, topic="shoe/T1/status").start()
         assert pub.flush(30)
@@ -275,8 +275,9 @@ def test_a_refused_message_stays_in_the_outbox_until_accepted(tmp_path):
         journal, pub = publisher(tmp_path, broker.url, release="per_card")
         pub.start()
         pub.append([{"type": "shoe_started", "shoe": 1, "decks": 8}])
-        time.sleep(1.0)
-        # the display state was accepted; the casino event got "Not authorized"
+        # the display state is accepted; the casino event gets "Not authorized"
+        eventually(lambda: pub.pending() == 1, what="the display state to be acknowledged")
+        time.sleep(0.5)
         assert pub.pending() == 1
         assert not pub.flush(0.5)
         acl.write_text(acl.read_text() + "topic readwrite shoe/T1/casino/events\n")

@@ -92,6 +92,16 @@ class Recorder:
         return predicate(self)
 
 
+def eventually(condition, timeout: float = 10.0, what: str = "condition") -> None:
+    """Wait until ``condition()`` is true (a loaded CI machine may be slow); fail after
+    ``timeout`` seconds naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.02)
+
+
 def test_a_shoe_is_dealt_to_the_end_with_confirmations():
     events = shoe_events(7)
     types = [e.type for e in events]

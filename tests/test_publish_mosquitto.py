@@ -20,7 +20,7 @@ from shoe_controller.publish.config import MqttConfig
 from shoe_controller.publish.payloads import verify_casino_payload
 from shoe_controller.publish.publisher import Publisher
 from tests.support.broker import Mosquitto, free_port
-from tests.test_publish_helpers import shoe_batches
+from tests.test_publish_helpers import eventually, shoe_batches
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "systemd" / "mosquitto"
 KEY = b"acl test key"
@@ -117,6 +117,7 @@ class Client:
         self.refused: list[str] = []
         self.acks: list[bool] = []
         self.connected = threading.Event()
+        self.subscribed = threading.Event()
         self.connect_reason: str | None = None
         self.c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5,
                              transport="websockets" if websockets else "tcp")
@@ -127,6 +128,7 @@ class Client:
         self.c.on_message = lambda c, u, m: self.messages.append((m.topic, bytes(m.payload)))
         self.c.on_connect = self._on_connect
         self.c.on_publish = lambda c, u, mid, rc, p: self.acks.append(not rc.is_failure)
+        self.c.on_subscribe = lambda *a: self.subscribed.set()
         self.c.connect("127.0.0.1", port)
         self.c.loop_start()
 
@@ -137,8 +139,9 @@ class Client:
 
     def subscribe(self, topic: str) -> None:
         assert self.connected.wait(10), f"not connected: {self.connect_reason}"
+        self.subscribed.clear()
         self.c.subscribe(topic, qos=1)
-        time.sleep(0.2)
+        assert self.subscribed.wait(10), f"subscription to {topic} not acknowledged"
 
     def on(self, suffix: str) -> list[bytes]:
         return [p for t, p in self.messages if t.endswith(suffix)]
@@ -178,7 +181,11 @@ def test_tls_passwords_and_the_acl_keep_the_casino_feed_private(tmp_path):
         display_tls.subscribe("shoe/#")
 
         journal, last = publish_rounds(tmp_path, controller_config(eb))
-        time.sleep(0.5)
+        eventually(lambda: len(casino.on("events")) >= last, what="the casino feed")
+        for display in (display_ws, display_tls):
+            eventually(lambda d=display: d.on("display/state") and d.on("status"),
+                       what="the public topics on a display")
+        time.sleep(0.3)  # a leak, if any, would have arrived with the rest
 
         # the casino gets every event, signed, over TLS
         seqs = sorted({verify_casino_payload(p, KEY)["seq"] for p in casino.on("events")})
@@ -191,7 +198,7 @@ def test_tls_passwords_and_the_acl_keep_the_casino_feed_private(tmp_path):
             assert not any("casino" in t for t in topics), topics
         # nobody but the controller may write the public state
         display_ws.c.publish("shoe/T1/display/state", b'{"fake":true}', qos=1, retain=True)
-        time.sleep(0.5)
+        eventually(lambda: display_ws.acks, what="the broker's answer to the display")
         assert display_ws.acks == [False]
         state = json.loads(casino.on("display/state")[-1])
         assert state["table"] == "T1" and "fake" not in state
@@ -203,7 +210,7 @@ def test_tls_passwords_and_the_acl_keep_the_casino_feed_private(tmp_path):
 def test_the_secured_listeners_refuse_strangers(tmp_path):
     with ExampleBroker(tmp_path) as eb:
         anon_tls = Client(eb.tls, tls_ca=eb.ca)
-        time.sleep(1.0)
+        eventually(lambda: anon_tls.connect_reason is not None, what="the CONNACK")
         assert not anon_tls.connected.is_set()
         assert anon_tls.connect_reason is not None and "authori" in anon_tls.connect_reason
         anon_tls.close()
@@ -217,9 +224,8 @@ def test_the_secured_listeners_refuse_strangers(tmp_path):
         pub = Publisher(journal, cfg, "T1", hmac_key=KEY)
         pub.start()
         pub.append([{"type": "shoe_started", "shoe": 1, "decks": 8}])
-        time.sleep(1.5)
+        eventually(lambda: "refused" in (pub.last_error or ""), what="the refusal")
         assert not pub.connected and pub.pending() == 2
-        assert "refused" in (pub.last_error or "")
         pub.stop()
         journal.close()
 
@@ -250,11 +256,11 @@ def test_the_bridge_forwards_the_feeds_to_a_central_broker(tmp_path):
         eb.broker.restart()
         reader = Client(central.port)
         reader.subscribe("shoe/#")
-        time.sleep(1.0)  # let the bridge connect
+        reader.subscribe("$SYS/broker/connection/+/state")  # the bridge's notification
+        eventually(lambda: any(t.startswith("$SYS/broker/connection/") and p == b"1"
+                               for t, p in reader.messages), what="the bridge to connect")
         journal, last = publish_rounds(tmp_path, controller_config(eb), rounds=1)
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline and len(reader.on("casino/events")) < last:
-            time.sleep(0.05)
+        eventually(lambda: len(reader.on("casino/events")) >= last, 15, "the bridged feed")
         seqs = sorted({verify_casino_payload(p, KEY)["seq"] for p in reader.on("events")})
         assert seqs == list(range(1, last + 1))
         assert reader.on("display/state")
