@@ -14,6 +14,7 @@ Printed:
 2. the daemon's peak RSS: `shoe-controller simulate` (daemon + device simulator +
    virtual dealer + publisher, one 8-deck shoe) as a child process, from
    getrusage(RUSAGE_CHILDREN).ru_maxrss; targets: p99 <= 10 ms, RSS <= 150 MB.
+   Also the floor under both: one bare journal append (SQLite WAL, fsync) on that disk.
 3. time from start to READY=1 (sd_notify on a real unix socket): a fresh state
    directory, and a restart that verifies and replays a journal of one full shoe.
 
@@ -140,6 +141,20 @@ def daemon_latency(broker: Mosquitto, cards: int, via_serial: bool,
     return latencies
 
 
+def fsync_floor(n: int, directory: str | None) -> list[float]:
+    """Seconds per bare journal append of one event (SQLite WAL + fsync) on the same disk:
+    the floor under the figures above, for reading them."""
+    work = tempfile.mkdtemp(prefix="bench-fsync-", dir=directory)
+    out = []
+    with Journal.open(os.path.join(work, "journal.sqlite3"), table_id="BENCH") as j:
+        for i in range(n):
+            t0 = time.perf_counter()
+            j.append([{"type": "card_dealt", "shoe": 1, "round": i + 1, "hand": "player",
+                       "position": 1, "card": "QH", "orientation": None}])
+            out.append(time.perf_counter() - t0)
+    return out
+
+
 def peak_rss_mb(broker: Mosquitto) -> tuple[float, float]:
     """(peak RSS in MB, seconds) of a one-shoe `simulate` child process."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
@@ -189,6 +204,8 @@ def main() -> int:
         print(f"  from the daemon's input queue:       {fmt(lat)}   (target p99 <= 10 ms)")
         lat = daemon_latency(broker, args.cards, via_serial=True, directory=args.dir)
         print(f"  from the shoe's scanner event (pty): {fmt(lat)}")
+        print(f"  (floor: one bare journal append with fsync on that disk: "
+              f"{fmt(fsync_floor(args.cards, args.dir))})")
         rss, secs = peak_rss_mb(broker)
         print(f"  daemon peak RSS (simulate, 1 shoe of 8 decks in {secs:.1f} s): {rss:.1f} MB "
               "(target <= 150 MB)")
