@@ -298,8 +298,13 @@ class Journal:
                 if hook is not None:
                     hook(conn, entries)
                 conn.execute("COMMIT")
+            except sqlite3.OperationalError as exc:
+                _rollback(conn)
+                # e.g. "database or disk is full": say where, and that nothing was written
+                raise JournalError(f"journal {self.path}: cannot append {len(encoded)} "
+                                   f"event(s): {exc}; nothing of them was journaled") from exc
             except BaseException:
-                conn.execute("ROLLBACK")
+                _rollback(conn)
                 raise
             self._last_seq, self._last_hash = seq, prev
             return entries
@@ -363,6 +368,13 @@ class Journal:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    """Roll back if a transaction is still open (SQLite may already have rolled it back,
+    e.g. after a full disk)."""
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
 
 
 def _open_checked(path: str, readonly: bool) -> sqlite3.Connection:

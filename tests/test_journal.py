@@ -318,3 +318,20 @@ def test_a_path_that_cannot_be_opened_is_not_called_corrupt(tmp_path):
     with pytest.raises(JournalError, match="cannot open it") as info:
         Journal.open(folder)
     assert not isinstance(info.value, JournalCorrupt)
+
+
+def test_a_full_disk_is_a_clear_error_and_writes_nothing(path):
+    fill(path, rounds=1)
+    with Journal.open(path, table_id="T1") as j:
+        page = j._conn.execute("PRAGMA page_count").fetchone()[0]
+        j._conn.execute(f"PRAGMA max_page_count = {page}")  # as if the disk were full
+        big = [{"type": "fault", "shoe": 1, "round": None, "kind": "x", "detail": "y" * 5000}
+               for _ in range(20)]
+        with pytest.raises(JournalError, match=r"cannot append 20 event\(s\): .*full.*"
+                                               r"nothing of them was journaled"):
+            j.append(big)
+        assert j.last_seq == 5
+        j._conn.execute("PRAGMA max_page_count = 1073741823")
+        assert j.append(big[:1])[0].seq == 6  # and it goes on once there is room
+    with Journal.open(path, table_id="T1") as j:
+        assert j.verify() == 6
