@@ -56,6 +56,14 @@ def _will_properties() -> Properties:
     return props
 
 
+class _DebugOnly(logging.LoggerAdapter):  # type: ignore[type-arg]
+    """Everything paho logs, at DEBUG: its ERROR lines on every failed reconnect would
+    otherwise flood the daemon's log during an outage."""
+
+    def log(self, level: int, msg: object, *args: object, **kwargs: object) -> None:
+        self.logger.log(logging.DEBUG, msg, *args, **kwargs)  # type: ignore[arg-type]
+
+
 class PublishRefused(RuntimeError):
     """paho would not even queue the message (e.g. its queue is full)."""
 
@@ -85,8 +93,10 @@ class MqttLink:
         c = self.config
         client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=self.client_id,
                              protocol=mqtt.MQTTv5)
-        # paho's own packet log, visible with debug logging (``-v``).
-        client.enable_logger(logging.getLogger("shoe_controller.publish.paho"))
+        # paho's own log (packets, and its complaints while the broker is away, which
+        # this module already reports once per outage), at debug level only (``-v``).
+        client.enable_logger(_DebugOnly(logging.getLogger("shoe_controller.publish.paho"),
+                                        {}))  # type: ignore[arg-type]
         client.max_inflight_messages_set(c.max_inflight)
         client.reconnect_delay_set(c.reconnect_min_delay, c.reconnect_max_delay)
         client.will_set(self.topics.status,
