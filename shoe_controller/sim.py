@@ -248,8 +248,9 @@ class DealerView:
             return replace(v, phase="result", last_result=_as_dict(event))
         if kind == "result_confirmed":
             return replace(v, phase="between")
-        if kind == "round_voided":
-            return replace(v, phase="between", alarm=None)
+        if kind == "round_voided":  # by the supervisor; the misdeal policy's void still calls
+            alarm = v.alarm if event_field(event, "reason") == "misdeal" else None
+            return replace(v, phase="between", alarm=alarm)
         if kind == "shoe_ended":
             return replace(v, phase="no_shoe", shoes_ended=v.shoes_ended + 1, alarm=None)
         if kind == "cut_card":

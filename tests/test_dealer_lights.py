@@ -44,6 +44,7 @@ TABLE: list[tuple[dict, set[str], set[str], bool | None]] = [
     ({"type": "last_round", "round": 71}, set(), {"last_round"}, None),
     ({"type": "round_voided", "reason": "supervisor"}, PROMPTS | RESULTS | {"fault"}, set(),
      False),
+    ({"type": "round_voided", "reason": "misdeal"}, PROMPTS | RESULTS, set(), None),
     ({"type": "round_resumed"}, {"fault"}, set(), False),
     ({"type": "misdeal", "kind": "extra_card", "card": "4D", "policy": "burn"}, set(),
      {"fault"}, True),

@@ -16,7 +16,8 @@ Rules:
 - A fault (``misdeal``, ``fault`` [unreadable card, broken link, camera lost...], an
   ``integrity_alert`` other than a pure ``advantage`` figure) lights Fault and sounds the
   buzzer. The supervisor acts by turning the key: the buzzer stops; Fault stays lit until
-  the round is resumed or voided, or the key is turned back (the supervisor is done).
+  the round is resumed or voided (by the supervisor: a round the misdeal policy voided
+  still calls), or the key is turned back (the supervisor is done).
 
 >>> s = Lights()
 >>> s = project(s, {"type": "draw_prompt", "prompt": "player_draws"})
@@ -139,6 +140,9 @@ def project(state: Lights, event: Any) -> Lights:
     if kind in ("cut_card", "last_round"):
         return replace(state, lit=lit | {"last_round"})
     if kind == "round_voided":
+        if event_field(event, "reason") == "misdeal":
+            # Voided by the misdeal policy, not by the supervisor: the alarm stays on.
+            return replace(state, lit=lit - _PROMPT_LEDS - _RESULT_LEDS)
         return replace(state, lit=lit - _PROMPT_LEDS - _RESULT_LEDS - {"fault"}, buzzer=False)
     if kind == "round_resumed":
         return replace(state, lit=lit - {"fault"}, buzzer=False)
