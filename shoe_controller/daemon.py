@@ -220,6 +220,8 @@ class Daemon:
             log.info("resumed from the journal: %d events, last seq %d (%s)",
                      n, self.journal.last_seq, self.describe())
         if self.station is not None:
+            if getattr(self.station, "key_on", False):  # the key was left on: no alarm sound
+                self.lights = supervisor_key(self.lights, on=True)
             self.station.show(self.lights)
         if self.publisher is not None:
             self.publisher.start()
