@@ -134,8 +134,8 @@ def test_station_buttons_and_leds_through_mock_pins(tmp_path: Path):
         # A fault: fault LED and buzzer; the supervisor's key silences, then resumes.
         daemon.submit(CardSeen(parse_cards("6D")[0]))  # opens round 2
         daemon.submit(Fault("camera_lost", "test"))
-        wait(lambda: station.led_values()["fault"], "the fault LED")
-        assert station.lights.buzzer
+        wait(lambda: station.led_values()["fault"] and station.lights.buzzer,
+             "the fault LED and the buzzer")
         station.turn_key(True)
         wait(lambda: not station.lights.buzzer, "the buzzer to stop")
         assert station.led_values()["fault"]
