@@ -439,12 +439,13 @@ def build_daemon(config: Any, state_dir: str, *, cards: str = "camera",
     """Put the daemon together for real hardware, per ``config`` (`shoe-controller run`).
 
     ``cards``: "camera" (the camera reads the cards; the shoe's exit sensor bounds each
-    pass) or "scanner" (the shoe's own scanner reads them over the serial link).
+    pass) or "scanner" (the shoe's own scanner reads them over the serial link). The
+    supervisor's control socket is ``<state_dir>/control``.
     Returns the daemon and the extra things to stop at the end (the display server).
     Raises :class:`DaemonError` with a clear message when something cannot open.
     """
     from firmware_bridge.config import SerialConfig
-    from shoe_controller.daemon_inputs import SerialInput
+    from shoe_controller.daemon_inputs import ControlSocketInput, SerialInput
     from shoe_controller.dealer.config import GpioConfig
     from shoe_controller.dealer.station import Station, StationError
     from shoe_controller.journal import Journal, JournalError
@@ -476,7 +477,8 @@ def build_daemon(config: Any, state_dir: str, *, cards: str = "camera",
         scanner=camera is None,
         on_card_exit=camera.card_exit if camera is not None else None,
     )
-    daemon.sources = [serial] + ([camera] if camera is not None else [])
+    control = ControlSocketInput(os.path.join(state_dir, "control"))
+    daemon.sources = [serial, control] + ([camera] if camera is not None else [])
     extras: list[Any] = []
     display = getattr(config, "display", None)
     port = display_port if display_port is not None else getattr(display, "port", 0)

@@ -375,6 +375,17 @@ def test_game_core_folds_what_it_decides():
 # -- helpers -------------------------------------------------------------------------------
 
 
+def control(path: Path, command: str) -> str:
+    """Send one supervisor command to the daemon's control socket; its answer."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+        s.bind(str(path) + ".client")
+        s.settimeout(5)
+        s.sendto(command.encode(), str(path))
+        answer = s.recv(512).decode()
+    os.unlink(str(path) + ".client")
+    return answer
+
+
 def _card(code: str) -> Any:
     from shoe_controller.game.cards import parse_card
 
@@ -465,6 +476,17 @@ def test_run_wiring_from_a_config_file_with_mock_pins_and_the_shoe_simulator(tmp
         wait(lambda: sim.locked, "the shoe's draw lock")
         daemon.station.turn_key(False)
         wait(lambda: not sim.locked, "the lock released")
+        # A card leaves unread: the round waits for the supervisor to enter it, which
+        # they do on the control socket (the key and buttons cannot name a card).
+        sim.card_exit()
+        wait(lambda: "unreadable_card" in [e.data.get("kind") for e in
+                                           daemon.journal.replay()], "the unread card")
+        assert control(tmp_path / "control", "card 1X").startswith("error: '1X' is not")
+        assert control(tmp_path / "control", "card 7c") == "ok"
+        wait(lambda: last_type(daemon) in ("card_dealt", "draw_prompt"), "the entered card")
+        dealt = [e.data for e in daemon.journal.replay() if e.type == "card_dealt"]
+        assert dealt[-1]["card"] == "7C" and dealt[-1]["round"] == 2
+        assert "round_resumed" in journal_types(daemon)
         assert (tmp_path / "journal.sqlite3").exists()
     finally:
         run.stop()
