@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -161,6 +162,7 @@ class Simulation:
         self.daemon: Any = None
         self.dealer: VirtualDealer | None = None
         self.publisher: Any = None
+        self.state_dir = ""
         #: The broker answered at least once: at the end, wait for the outbox to empty.
         self.broker_seen = threading.Event()
 
@@ -191,7 +193,6 @@ class Simulation:
 
     def _hmac_key(self, state_dir: str) -> bytes:
         """The simulated table's signing key: state_dir/hmac.key, made once."""
-        import os
         import secrets
 
         path = os.path.join(state_dir, "hmac.key")
@@ -203,7 +204,6 @@ class Simulation:
             return f.read().strip()
 
     def run(self) -> int:
-        import os
         import tempfile
 
         from shoe_controller.daemon import Daemon, journal_path
@@ -215,6 +215,7 @@ class Simulation:
         c = self._configs()
         state_dir = opts.state_dir or tempfile.mkdtemp(prefix="shoe-sim-")
         os.makedirs(state_dir, exist_ok=True)
+        self.state_dir = state_dir
         jpath = journal_path(state_dir)
         journal = Journal.open(jpath, table_id=c["table_id"])
         mqtt = c["mqtt"]
@@ -287,7 +288,7 @@ class Simulation:
     def _inputs(self, daemon: Any, station: Any, opts: SimOptions) -> tuple[list[Any], Hands]:
         from firmware_bridge.config import SerialConfig
         from firmware_bridge.simulator import DeviceSimulator
-        from shoe_controller.daemon_inputs import SerialInput
+        from shoe_controller.daemon_inputs import ControlSocketInput, SerialInput
         from shoe_controller.vision.barcode import BarcodeMapping
         from shoe_controller.vision.config import BarcodeConfig
 
@@ -301,7 +302,9 @@ class Simulation:
         serial = SerialInput(serial_cfg, mapping=BarcodeMapping(BarcodeConfig()),
                              scanner=camera is None,
                              on_card_exit=camera.card_exit if camera is not None else None)
-        sources: list[Any] = [serial] + ([camera] if camera is not None else [])
+        # The supervisor's terminal, as under `run` (a human may play supervisor too).
+        control = ControlSocketInput(os.path.join(self.state_dir, "control"))
+        sources: list[Any] = [serial, control] + ([camera] if camera is not None else [])
         show = camera.show if camera is not None else None
 
         def passes(label: str, payload: str | None) -> None:
