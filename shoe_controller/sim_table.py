@@ -266,7 +266,8 @@ class Simulation:
         dealer_thread = threading.Thread(target=dealer.run, name="virtual-dealer", daemon=True)
         dealer_thread.start()
         try:
-            daemon.run()
+            with self._live_panel():
+                daemon.run()
         finally:
             dealer.stop()
             pending = self.publisher.pending()
@@ -342,6 +343,33 @@ class Simulation:
         from shoe_controller.sim_camera import SyntheticCamera
 
         return SyntheticCamera.for_reader(reader)
+
+    def _live_panel(self) -> contextlib.AbstractContextManager[Any]:
+        """On a terminal: the dealer panel and the table's state, live at the bottom,
+        the round lines scrolling above. Elsewhere (pipes, logs, --quiet, --leds):
+        nothing."""
+        import sys
+
+        if self.opts.quiet or self.opts.leds or not sys.stdout.isatty():
+            return contextlib.nullcontext()
+        from rich.live import Live
+
+        return Live(get_renderable=self._panel, refresh_per_second=8, transient=True,
+                    redirect_stdout=True, redirect_stderr=True)
+
+    def _panel(self) -> Any:
+        from rich.text import Text
+
+        from shoe_controller.dealer.station import render_lights
+
+        daemon, pub = self.daemon, self.publisher
+        if daemon is None or daemon.station is None:
+            return Text("")
+        line = render_lights(daemon.station.lights)
+        status = daemon.describe()
+        if pub is not None:
+            status += ", broker " + ("connected" if pub.connected else "unreachable")
+        return Text.assemble(line, "\n", (status, "dim"))
 
     def _start_display(self, table_id: str, mqtt: Any) -> None:
         try:
