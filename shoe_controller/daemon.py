@@ -53,6 +53,7 @@ __all__ = [
     "build_daemon",
     "journal_path",
     "load_table_config",
+    "open_fingerprints",
 ]
 
 log = logging.getLogger("shoe_controller.daemon")
@@ -95,22 +96,29 @@ class GameCore:
     ``decide`` returns the core's events for an input and ``protect`` what the
     game-protection projection raises on them, each with the states they lead to,
     without committing: the daemon adopts a state only once its events are journaled.
+    ``known`` / ``salt``: earlier shoes' fingerprints and their salt (the fingerprint
+    store), for the shuffle-repeat test.
     """
 
-    def __init__(self, rules: Any, analytics: Any | None = None) -> None:
+    def __init__(self, rules: Any, analytics: Any | None = None, *,
+                 known: Any = None, salt: bytes = b"") -> None:
         from shoe_controller.game import shoe as shoe_mod
 
         self._decide = shoe_mod.decide
         self._evolve = shoe_mod.evolve
         self.state: Any = shoe_mod.initial_state(rules)
         self._protect: Callable[[Any, Any], tuple[Any, Sequence[Any]]] | None = None
+        self._fold: Callable[[Any, Any], Any] | None = None
         self.pstate: Any = None
+        #: (shoe, fingerprints) of the shoes the last :meth:`protect` saw end
+        self.finished: list[tuple[int, tuple[int, ...]]] = []
         try:
             from shoe_controller.game import protection
         except ImportError:  # pragma: no cover - the projection ships with the core
             return
         self._protect = protection.protect
-        self.pstate = protection.initial_state(rules, analytics)
+        self._fold = protection.fold
+        self.pstate = protection.initial_state(rules, analytics, known=known, salt=salt)
 
     def decide(self, inp: Input) -> tuple[list[Any], Any]:
         """The core's events for ``inp`` and the shoe state after them (not committed)."""
@@ -122,7 +130,10 @@ class GameCore:
 
     def protect(self, events: Sequence[Any]) -> tuple[list[Any], Any, Any]:
         """What the game-protection projection raises on ``events`` (already committed),
-        with the protection state and the shoe state after them (not committed)."""
+        with the protection state and the shoe state after them (not committed).
+        Shoes that ended among ``events`` are left in :attr:`finished` with their
+        fingerprints (for the store)."""
+        self.finished = []
         if self._protect is None:
             return [], self.pstate, self.state
         pstate, state, raised = self.pstate, self.state, []
@@ -131,14 +142,33 @@ class GameCore:
             for extra in out:
                 raised.append(extra)
                 state = self._evolve(state, extra)
+            if event_type(ev) == "shoe_ended":
+                self.finished.append((pstate.shoe, tuple(pstate.fingerprints)))
         return raised, pstate, state
 
     def fold(self, event: Any) -> None:
         """Replay one journaled event (resume): evolve, and feed the projection the core's
         events (what it raised itself is in the journal already)."""
         self.state = self._evolve(self.state, event)
+        self.fold_protection(event)
+
+    def fold_protection(self, event: Any) -> None:
+        """Feed the projection one journaled event (not what it raised itself)."""
         if self._protect is not None and event_type(event) != "shoe_analysis":
             self.pstate, _ = self._protect(self.pstate, event)
+
+    def replay(self, event: Any) -> None:
+        """Resume, first half: evolve the shoe state by one journaled event."""
+        self.state = self._evolve(self.state, event)
+
+    def rebuild_protection(self, events: Sequence[Any]) -> None:
+        """Resume, second half: rebuild the projection's state from the journaled
+        ``events`` with ``protection.fold`` in one call. Same state as :meth:`fold` event
+        by event, but the per-round analyses and tests of finished shoes are skipped (a
+        long journal resumes in a moment instead of re-running every shoe's odds)."""
+        if self._fold is not None:
+            self.pstate = self._fold(
+                self.pstate, [ev for ev in events if event_type(ev) != "shoe_analysis"])
 
 
 class Daemon:
@@ -162,15 +192,21 @@ class Daemon:
         sources: Sequence[InputSource] = (),
         notifier: Notifier | None = None,
         clock: Callable[[], float] = time.monotonic,
+        fingerprints: Any | None = None,
     ) -> None:
         self.journal = journal
+        self.fingerprints = fingerprints
         self.publisher = publisher
         self.station = station
         self.sources = list(sources)
         self.notifier = notifier or Notifier()
         self.clock = clock
         self.queue: queue.Queue[Item] = queue.Queue()
-        self.core = GameCore(rules, analytics)
+        self._journal_id: str | None = None
+        known, salt = None, b""
+        if fingerprints is not None:
+            known, salt = fingerprints.known(self.journal_id()), fingerprints.salt
+        self.core = GameCore(rules, analytics, known=known, salt=salt)
         self.lights = Lights()
         self.observers: list[Observer] = []
         self.stopping = threading.Event()
@@ -198,20 +234,72 @@ class Daemon:
         The journal was verified when it was opened; an event the core cannot fold is a
         journal this program cannot continue: refuse, naming the seq.
         """
-        count = 0
+        events: list[Any] = []
+        seqs: list[int] = []
         for entry in self.journal.replay():
             try:
                 event = entry.event()
-                self.core.fold(event)
+                self.core.replay(event)
             except Exception as exc:
                 raise DaemonError(
                     f"journal {self.journal.path}: event seq {entry.seq} ({entry.type}) "
                     f"cannot be replayed into the game core: {exc}"
                 ) from exc
             self.lights = project(self.lights, event)
-            count += 1
-        self.resumed_events = count
-        return count
+            events.append(event)
+            seqs.append(entry.seq)
+        if events:
+            before = self.core.pstate
+            try:
+                self.core.rebuild_protection(events)
+            except Exception:
+                # Find the event to name, the slow way (this is the unusual path).
+                self.core.pstate = before
+                for seq, event in zip(seqs, events, strict=True):
+                    try:
+                        self.core.fold_protection(event)
+                    except Exception as exc:
+                        raise DaemonError(
+                            f"journal {self.journal.path}: event seq {seq} "
+                            f"({event_type(event)}) cannot be replayed into the "
+                            f"game-protection projection: {exc}") from exc
+                raise
+        self.resumed_events = len(events)
+        self._store_finished_shoe()
+        return len(events)
+
+    def journal_id(self) -> str | None:
+        """The journal's identity for the fingerprint store: its first event's hash
+        (None while it is empty)."""
+        if self._journal_id is None:
+            first = next(iter(self.journal.replay(1, 1)), None)
+            self._journal_id = None if first is None else first.hash
+        return self._journal_id
+
+    def _store_finished_shoe(self) -> None:
+        """After a resume: the last shoe of the journal ended, but the process may have
+        stopped before its fingerprints reached the store (idempotent)."""
+        pstate = self.core.pstate
+        if getattr(pstate, "ended", False) and pstate.shoe:
+            self._store_fingerprints([(pstate.shoe, tuple(pstate.fingerprints))])
+
+    def _store_fingerprints(self, finished: Sequence[tuple[int, tuple[int, ...]]]) -> None:
+        """Keep finished shoes' fingerprints for the shuffle-repeat test of later shoes
+        (and later runs). A store that fails is logged: the table goes on (the shoes
+        are still in the journal; the projection still knows them in this process)."""
+        if self.fingerprints is None or not finished:
+            return
+        try:
+            journal = self.journal_id()
+            if journal is None:
+                return
+            for shoe, fps in finished:
+                self.fingerprints.add_shoe(journal, shoe, fps)
+        except Exception:
+            self.errors += 1
+            log.exception("cannot store the fingerprints of shoe(s) %s in %s",
+                          [shoe for shoe, _ in finished],
+                          getattr(self.fingerprints, "path", "the fingerprint store"))
 
     def start(self) -> None:
         """Resume from the journal, open outputs and inputs, then say READY."""
@@ -294,6 +382,7 @@ class Daemon:
                     self.errors += 1
                     log.exception("the protection projection failed after %r", inp)
                     raised, pstate = [], self.core.pstate
+                    self.core.finished = []
                 if raised:
                     more = self._journal(raised)
                     self.core.state, self.core.pstate = state, pstate
@@ -301,6 +390,8 @@ class Daemon:
                     entries += more
                 else:
                     self.core.pstate = pstate
+                # after shoe_ended is journaled and its alerts are out
+                self._store_fingerprints(self.core.finished)
         self.inputs_handled += 1
         if not entries and self.station is not None:
             self.station.show(self.lights)
@@ -383,6 +474,9 @@ class Daemon:
                 self.publisher.stop()
         if self.station is not None:
             self.station.close()
+        if self.fingerprints is not None:
+            with contextlib.suppress(Exception):
+                self.fingerprints.close()
         self.journal.close()
         self.notifier.close()
 
@@ -429,6 +523,17 @@ def load_table_config(path: str) -> Any:
         raise ConfigRefused(msg if path in msg else f"{path}: {msg}") from None
 
 
+def open_fingerprints(state_dir: str, analytics: Any | None = None) -> Any:
+    """The fingerprint store of earlier shoes, ``<state_dir>/fingerprints.sqlite3``
+    (its own file: the history outlives a replaced journal), keeping
+    ``[analytics] fingerprint_history_shoes`` shoes. OSError if it cannot be opened."""
+    from shoe_controller.fingerprint_history import FINGERPRINTS_FILE, FingerprintHistory
+    from shoe_controller.game.protection import AnalyticsConfig
+
+    keep = (analytics or AnalyticsConfig()).fingerprint_history_shoes
+    return FingerprintHistory.open(os.path.join(state_dir, FINGERPRINTS_FILE), keep=keep)
+
+
 def _section(config: Any, name: str, default: Callable[[], Any]) -> Any:
     value = getattr(config, name, None)
     return default() if value is None else value
@@ -463,8 +568,14 @@ def build_daemon(config: Any, state_dir: str, *, cards: str = "camera",
     except JournalError as exc:
         raise DaemonError(str(exc)) from None
     publisher = Publisher(journal, _section(config, "mqtt", MqttConfig), table_id)
-    daemon = Daemon(rules=config.rules, journal=journal,
-                    analytics=getattr(config, "analytics", None), publisher=publisher)
+    analytics = getattr(config, "analytics", None)
+    try:
+        fingerprints = open_fingerprints(state_dir, analytics)
+    except OSError as exc:
+        journal.close()
+        raise DaemonError(str(exc)) from None
+    daemon = Daemon(rules=config.rules, journal=journal, analytics=analytics,
+                    publisher=publisher, fingerprints=fingerprints)
     try:
         daemon.station = Station(_section(config, "gpio", GpioConfig), daemon.submit)
     except StationError as exc:

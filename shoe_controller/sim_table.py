@@ -206,7 +206,7 @@ class Simulation:
     def run(self) -> int:
         import tempfile
 
-        from shoe_controller.daemon import Daemon, journal_path
+        from shoe_controller.daemon import Daemon, journal_path, open_fingerprints
         from shoe_controller.dealer.station import Station
         from shoe_controller.journal import Journal
         from shoe_controller.publish.publisher import Publisher
@@ -229,7 +229,8 @@ class Simulation:
                                    hmac_key=self._hmac_key(state_dir))
         hands_ref: dict[str, Any] = {}
         daemon = Daemon(rules=c["rules"], journal=journal, analytics=c["analytics"],
-                        publisher=self.publisher)
+                        publisher=self.publisher,
+                        fingerprints=open_fingerprints(state_dir, c["analytics"]))
         self.daemon = daemon
         station = Station(c["gpio"], daemon.submit)
         daemon.station = station
