@@ -138,10 +138,15 @@ class DeckLearner:
         g = [x.glyphs for x in s.values()]
         rank_h = float(np.median([b.rank_box[3] - b.rank_box[1] for b in g]))
         suit_h = float(np.median([b.suit_box[3] - b.suit_box[1] for b in g]))
-        dx = float(np.median([(b.suit_box[0] + b.suit_box[2] - b.rank_box[0] - b.rank_box[2])
-                              / 2 / (b.rank_box[3] - b.rank_box[1]) for b in g]))
-        dy = float(np.median([(b.suit_box[1] + b.suit_box[3] - b.rank_box[1] - b.rank_box[3])
-                              / 2 / (b.rank_box[3] - b.rank_box[1]) for b in g]))
+        # per card: rank height, suit offset from the rank; lowest and highest over the
+        # blurred variants (blur shortens pointed shapes and widens glyphs) of the suit
+        # height / rank height and of the width / height of rank and suit
+        layout = {}
+        for code, sample in s.items():
+            rh, _, ldx, ldy, _, _ = _layout(sample.glyphs)
+            var = np.array([_layout(v) for v in sample.variants])
+            layout[code] = [rh, ldx, ldy] + [
+                float(f(var[:, i])) for i in (1, 4, 5) for f in (np.min, np.max)]
         right = max(max(b.rank_box[2], b.suit_box[2]) for b in g)
         bottom = max(b.suit_box[3] for b in g)
         p = CORNER_PAD
@@ -150,7 +155,7 @@ class DeckLearner:
         index_area = (right - p) * (bottom - p)
         geometry = {
             "rank_h": rank_h, "suit_h": suit_h, "rank_w": rank_w,
-            "suit_dx": dx, "suit_dy": dy,
+            "layout": layout,
             "index_right": right - p, "index_bottom": bottom - p,
             "crop_size": crop_size,
             "min_part": max(6, round(0.02 * rank_h * rank_h)),
@@ -210,6 +215,16 @@ def _describe(read: object) -> str:
         return str(read.card)  # type: ignore[attr-defined]
     reason = getattr(read, "reason", "")
     return f"{kind} ({reason})" if reason else str(kind)
+
+
+def _layout(g: IndexGlyphs) -> tuple[float, float, float, float, float, float]:
+    """Rank height, suit height / rank height, suit centre offset (x, y) / rank height,
+    rank width / height, suit width / height."""
+    rx0, ry0, rx1, ry1 = g.rank_box
+    sx0, sy0, sx1, sy1 = g.suit_box
+    rh = ry1 - ry0
+    return (rh, (sy1 - sy0) / rh, (sx0 + sx1 - rx0 - rx1) / 2 / rh,
+            (sy0 + sy1 - ry0 - ry1) / 2 / rh, (rx1 - rx0) / rh, (sx1 - sx0) / (sy1 - sy0))
 
 
 def _unit(v: np.ndarray) -> np.ndarray:

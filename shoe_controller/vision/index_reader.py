@@ -62,9 +62,9 @@ class IndexReader:
         self._suits = _Templates(profile.suit_templates)
         self._crop = (int(g["crop_size"][0]), int(g["crop_size"][1]))
         self._min_part = int(g["min_part"])
-        self._rank_h = float(g["rank_h"])
-        self._suit_ratio = float(g["suit_h"]) / self._rank_h
-        self._dx, self._dy = float(g["suit_dx"]), float(g["suit_dy"])
+        self._layout = {c: tuple(float(v) for v in g["layout"][c.code]) for c in ALL_CARDS}
+        heights = [lay[0] for lay in self._layout.values()]
+        self._rank_h_range = (SCALE_RANGE[0] * min(heights), SCALE_RANGE[1] * max(heights))
         self._min_region = float(g["min_region_area"])
         face = float(c["face_level"])
         self._empty_level = 0.35 * face
@@ -120,7 +120,7 @@ class IndexReader:
         chroma = mean / total
         d_cut = float(np.abs(chroma - self._cut_chroma).sum())
         d_face = float(np.abs(chroma - self._face_chroma).sum())
-        if d_cut < 0.12 and d_cut < 0.5 * d_face:
+        if d_cut < 0.25 and d_cut < 0.4 * d_face:
             return max(0.0, min(1.0, 1.0 - d_cut / max(d_face, 1e-6)))
         return None
 
@@ -131,9 +131,9 @@ class IndexReader:
         glyphs = extract_index(crop, self._min_part)
         if isinstance(glyphs, str):
             return (0, glyphs)
-        problem = self._layout_problem(glyphs)
-        if problem:
-            return (1, problem)
+        rh = glyphs.rank_box[3] - glyphs.rank_box[1]
+        if not self._rank_h_range[0] <= rh <= self._rank_h_range[1]:
+            return (1, f"index of the wrong size (rank {rh} px high)")
         r = self._ranks.match(glyphs.rank, "rank", RANK_NAMES, self._t)
         if isinstance(r[1], str):
             return r
@@ -142,28 +142,38 @@ class IndexReader:
             return s
         r1, rank_best = r
         s1, suit_best = s
+        card = _CARDS[(r1 + 1, SUITS[s1])]
+        problem = self._layout_problem(glyphs, card)
+        if problem:
+            return (4, problem)
         suit = SUITS[s1]
         if glyphs.redness is not None and self._red_split is not None:
             is_red = glyphs.redness > self._red_split
             if is_red != (suit in self._red_suits):
                 return (4, f"ink colour disagrees with the suit {suit}")
-        card = _CARDS[(r1 + 1, suit)]
         confidence = min(rank_best, suit_best)
         return (card, "down" if down else "up", confidence)
 
-    def _layout_problem(self, g: IndexGlyphs) -> str:
+    def _layout_problem(self, g: IndexGlyphs, card: Card) -> str:
+        """Does the index look like the learned one of this card (sizes, suit place)?"""
+        rank_h, ldx, ldy, ratio_lo, ratio_hi, ra_lo, ra_hi, sa_lo, sa_hi = self._layout[card]
         rx0, ry0, rx1, ry1 = g.rank_box
         sx0, sy0, sx1, sy1 = g.suit_box
         rh = ry1 - ry0
-        scale = rh / self._rank_h
+        scale = rh / rank_h
         if not SCALE_RANGE[0] <= scale <= SCALE_RANGE[1]:
-            return f"index of the wrong size (scale {scale:.2f})"
+            return f"index of the wrong size for {card.code} (scale {scale:.2f})"
         ratio = (sy1 - sy0) / rh
-        if not 0.75 * self._suit_ratio <= ratio <= 1.3 * self._suit_ratio:
+        if not 0.85 * ratio_lo <= ratio <= 1.15 * ratio_hi:
             return "suit of the wrong size for the rank"
+        # a rank or suit cut by the edge of the view is narrower than learned
+        if not 0.85 * ra_lo <= (rx1 - rx0) / rh <= 1.15 * ra_hi:
+            return f"rank of the wrong width for {card.code} (cut by the edge of the view?)"
+        if not 0.85 * sa_lo <= (sx1 - sx0) / (sy1 - sy0) <= 1.15 * sa_hi:
+            return f"suit of the wrong width for {card.code}"
         dy = ((sy0 + sy1) - (ry0 + ry1)) / 2 / rh
         dx = ((sx0 + sx1) - (rx0 + rx1)) / 2 / rh
-        if math.hypot(dx - self._dx, dy - self._dy) > 0.35:
+        if math.hypot(dx - ldx, dy - ldy) > 0.35:
             return "suit not where the index layout puts it"
         return ""
 

@@ -62,10 +62,10 @@ PROFILE_VERSION = 1
 DEFAULT_THRESHOLDS: dict[str, float] = {
     "rank_min_score": 0.75,
     "rank_min_distinct": 0.40,
-    "rank_min_margin": 0.20,
+    "rank_min_margin": 0.15,
     "suit_min_score": 0.75,
     "suit_min_distinct": 0.40,
-    "suit_min_margin": 0.20,
+    "suit_min_margin": 0.10,
 }
 
 

@@ -77,8 +77,8 @@ STYLES: tuple[str, ...] = ("classic", "modern")
 @dataclass(frozen=True)
 class CardFace:
     """A card face at the calibrated scale: BGR image, its mask (255 on the card), and
-    the box of its top-left index ``(x0, y0, x1, y1)`` in face pixels (used to keep the
-    index in view when placing the card)."""
+    the box of the ink of its top-left index ``(x0, y0, x1, y1)`` in face pixels (used
+    to keep the index in view when placing the card)."""
 
     image: np.ndarray
     mask: np.ndarray
@@ -254,10 +254,9 @@ def draw_card_face(code: str, style: str = "classic") -> CardFace:
         _draw_text(img, rank_text, cv2.FONT_HERSHEY_COMPLEX, 3, cx, cy - 35, 70, ink)
         _draw_suit(img, suit, spec.suit_shapes, cx, 100, 40, ink)
         _draw_suit(img, suit, spec.suit_shapes, cx, CARD_H - 100 - 40, 40, ink)
-    box = (
-        round(spec.index_cx - 24), round(spec.rank_top - 3),
-        round(spec.index_cx + 24), round(suit_top + spec.suit_h + 3),
-    )
+    ys, xs = np.nonzero((tile != np.array(spec.paper, np.uint8)).any(axis=2))
+    box = (int(xs.min()) // _SS, int(ys.min()) // _SS,
+           -(-int(xs.max()) // _SS), -(-int(ys.max()) // _SS))
     return _finish(img, mask, box)
 
 
@@ -346,7 +345,12 @@ def _box_in_frame(m: np.ndarray, box: tuple[float, float, float, float], margin:
 def sample_pose(face: CardFace, deg: Degradation, rng: np.random.Generator) -> Pose:
     """A pose within ``deg`` that keeps exactly one index fully in view."""
     x0, y0, x1, y1 = face.index_box
-    other = (CARD_W - 1 - x1, CARD_H - 1 - y1, CARD_W - 1 - x0, CARD_H - 1 - y0)
+    # the ink of the other index (the top-left one turned): part of it must be out of
+    # view, so a frame never shows a second whole index
+    patch = face.image[y0:y1, x0:x1].min(axis=2).astype(np.int16)
+    ys, xs = np.nonzero(patch < int(patch.max()) - 60)
+    other = np.stack([CARD_W - 1 - (xs + x0), CARD_H - 1 - (ys + y0),
+                      np.ones_like(xs)], axis=1).astype(np.float64)
     for _ in range(1000):
         angle = float(rng.uniform(-deg.max_angle, deg.max_angle))
         scale = float(rng.uniform(*deg.scale))
@@ -358,7 +362,11 @@ def sample_pose(face: CardFace, deg: Degradation, rng: np.random.Generator) -> P
             cy = CALIBRATED_INDEX_CENTRE[1] + float(rng.uniform(-deg.y_band, deg.y_band))
         pose = Pose((cx, cy), down, angle, scale)
         m = _face_to_frame(face, pose)
-        if _box_in_frame(m, face.index_box, 3) and not _box_in_frame(m, other, -8):
+        if not _box_in_frame(m, face.index_box, 4):
+            continue
+        p = other @ m.T
+        out = (p[:, 0] < 0) | (p[:, 0] > FRAME_W - 1) | (p[:, 1] < 0) | (p[:, 1] > FRAME_H - 1)
+        if len(p) == 0 or out.mean() >= 0.03:
             return pose
     raise RuntimeError("no pose found that keeps one index in view")  # pragma: no cover
 
