@@ -10,6 +10,8 @@ from shoe_controller.cli import run_commands
 #: name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "camera": ("calibration.camera", "set up ROI, exposure and focus with a live preview"),
+    "learn": ("calibration.learn", "learn the deck (glyphs, sizes, colours) into a profile"),
+    "evaluate": ("calibration.evaluate", "measure the index reader on labelled frames"),
     "deck-check": ("calibration.deck_check", "pass full decks; report missing/duplicated cards"),
     "selftest": ("calibration.selftest", "test LEDs, buttons, sensors and the serial link"),
 }

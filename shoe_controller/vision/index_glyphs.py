@@ -72,7 +72,7 @@ def blurred(crop: np.ndarray, motion: float, sigma: float) -> np.ndarray:
     """``crop`` with motion blur along its x axis and defocus (for learning)."""
     out = crop.astype(np.float32)
     if motion >= 1.0:
-        n = int(math.ceil(motion)) | 1
+        n = math.ceil(motion) | 1
         k = np.ones((1, n), np.float32)
         k[0, 0] = k[0, -1] = (motion - (n - 2)) / 2
         out = cv2.filter2D(out, -1, k / k.sum(), borderType=cv2.BORDER_REPLICATE)
@@ -102,12 +102,6 @@ def channel_min(img: np.ndarray) -> np.ndarray:
     return cv2.min(cv2.min(b, g), r)
 
 
-def _percentile(img: np.ndarray, q: float) -> float:
-    """``q``-th percentile of a uint8 image (histogram based: fast)."""
-    hist = np.bincount(img.ravel(), minlength=256).cumsum()
-    return float(np.searchsorted(hist, q / 100.0 * hist[-1]))
-
-
 def _fold(deg: np.ndarray) -> np.ndarray:
     return (deg + 45.0) % 90.0 - 45.0
 
@@ -118,13 +112,10 @@ def _outline_angle(pts: np.ndarray, w: int, h: int) -> float | None:
     k = 8
     if n < 3 * k:
         return None
-    d = np.roll(pts, -k, axis=0) - pts
-    a = pts
-    b = np.roll(pts, -k, axis=0)
-    on_border = (
-        (a[:, 0] <= 0) | (a[:, 0] >= w - 1) | (a[:, 1] <= 0) | (a[:, 1] >= h - 1)
-        | (b[:, 0] <= 0) | (b[:, 0] >= w - 1) | (b[:, 1] <= 0) | (b[:, 1] >= h - 1)
-    )
+    ahead = np.roll(pts, -k, axis=0)
+    d = ahead - pts
+    edge = (pts[:, 0] <= 0) | (pts[:, 0] >= w - 1) | (pts[:, 1] <= 0) | (pts[:, 1] >= h - 1)
+    on_border = edge | np.roll(edge, -k)
     d = d[~on_border]
     if len(d) < k:
         return None
@@ -181,8 +172,7 @@ def find_regions(small: np.ndarray, min_area: float, max_regions: int = 2,
         if angle is None:
             angle = 0.0
         x, y, bw, bh = cv2.boundingRect(c)
-        roi_mask = np.zeros((bh, bw), np.uint8)
-        cv2.drawContours(roi_mask, [c], -1, 255, -1, offset=(-x, -y))
+        roi_mask = mask[y:y + bh, x:x + bw]
         roi = small[y:y + bh, x:x + bw]
         if small.ndim == 3:
             mean = cv2.mean(roi, roi_mask)[:3]
@@ -304,19 +294,15 @@ def extract_index(crop: np.ndarray, min_part: int, min_contrast: float = 20.0
     colour = crop.ndim == 3
     ink = channel_min(crop)
     thr, binary = cv2.threshold(ink, 0, 255, cv2.THRESH_BINARY_INV | cv2.THRESH_OTSU)
-    paper = _percentile(ink, 90)
+    paper = cv2.mean(ink, cv2.bitwise_not(binary))[0]
     if paper - thr < min_contrast:
         return "no ink on a light face near the corner"
-    n, _labels, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
+    _n, _labels, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
     h, w = ink.shape
-    ids = []
-    for i in range(1, n):
-        x, y, bw, bh, area = stats[i]
-        if area < min_part:
-            continue
-        if x <= 0 or y <= 0 or x + bw >= w or y + bh >= h:
-            continue
-        ids.append(i)
+    x, y, bw, bh, area = stats.T
+    keep = (area >= min_part) & (x > 0) & (y > 0) & (x + bw < w) & (y + bh < h)
+    keep[0] = False
+    ids = np.flatnonzero(keep).tolist()
     rows = _rows(stats, ids)
     if len(rows) < 2:
         return "no rank above a suit"
@@ -329,11 +315,8 @@ def extract_index(crop: np.ndarray, min_part: int, min_contrast: float = 20.0
     redness = None
     if colour:
         x0, y0, x1, y1 = suit_box
-        sub = crop[y0:y1, x0:x1].reshape(-1, 3).astype(np.float32)
-        sel = binary[y0:y1, x0:x1].ravel() > 0
-        if sel.any():
-            b, g, r = sub[sel].mean(axis=0)
-            pb, pg, pr = crop.reshape(-1, 3)[ink.ravel() >= paper - 1].mean(axis=0)
-            redness = math.log((r + 8) / (max(g, b) + 8)) - math.log((pr + 8) / (max(pg, pb) + 8))
+        b, g, r, _ = cv2.mean(crop[y0:y1, x0:x1], binary[y0:y1, x0:x1])
+        pb, pg, pr, _ = cv2.mean(crop, cv2.compare(ink, paper - 1, cv2.CMP_GE))
+        redness = math.log((r + 8) / (max(g, b) + 8)) - math.log((pr + 8) / (max(pg, pb) + 8))
     return IndexGlyphs(rank, suit, rank_box, suit_box, redness, paper - float(thr),
                        len(rows) - 2)

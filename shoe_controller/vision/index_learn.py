@@ -70,23 +70,12 @@ class DeckLearner:
     cut: tuple[np.ndarray, float] | None = None
     frames: dict[str, np.ndarray] = field(default_factory=dict)
 
-    def add(self, label: str, frame: np.ndarray) -> str:
-        """Learn one frame (``label`` a card code or ``CUT``); returns the card code.
-
-        Raises :class:`LearnError` naming the card when the frame shows no usable index.
-        """
-        label = label.strip().upper()
-        if label == "CUT":
-            _, regions = find_regions(to_small(frame), MIN_LEARN_AREA, 1)
-            if not regions:
-                raise LearnError("CUT: no light card in the frame")
-            self.cut = (_chroma(regions[0].mean_bgr), regions[0].level)
-            self.frames["CUT"] = frame
-            return "CUT"
-        code = parse_card(label).code
+    def glyphs_of(self, frame: np.ndarray) -> tuple[IndexGlyphs, np.ndarray] | str:
+        """The index of the card in ``frame`` (top-left corner upright, else bottom-right
+        corner upside down) and the upright corner crop, or why there is none."""
         _, regions = find_regions(to_small(frame), MIN_LEARN_AREA, 1)
         if not regions:
-            raise LearnError(f"{code}: no card in the frame (is it lit, in the window?)")
+            return "no card in the frame (is it lit, in the window?)"
         region = regions[0]
         box = self.learn_box
         if box is None:
@@ -97,13 +86,39 @@ class DeckLearner:
                 t = math.radians(region.angle)
                 width = (x1 - x0) * math.cos(t) + (y1 - y0) * math.sin(t)
                 box = (round(width * LEARN_BOX_SHARE[0]), round(width * LEARN_BOX_SHARE[1]))
-        crop = crop_corner(frame, region, False, box)
-        glyphs = extract_index(crop, min_part=6)
-        if isinstance(glyphs, str):
+        why = ""
+        for down in (False, True):
+            crop = crop_corner(frame, region, down, box)
+            glyphs = extract_index(crop, min_part=6)
+            if isinstance(glyphs, IndexGlyphs):
+                return glyphs, crop
+            why = why or glyphs
+        return why
+
+    def add(self, label: str, frame: np.ndarray) -> str:
+        """Learn one frame (``label`` a card code or ``CUT``); returns the card code.
+
+        Raises :class:`LearnError` naming the card when the frame shows no usable index.
+        """
+        label = label.strip().upper()
+        small = to_small(frame)
+        if label == "CUT":
+            _, regions = find_regions(small, MIN_LEARN_AREA, 1)
+            if not regions:
+                raise LearnError("CUT: no light card in the frame")
+            self.cut = (_chroma(regions[0].mean_bgr), regions[0].level)
+            self.frames["CUT"] = frame
+            return "CUT"
+        code = parse_card(label).code
+        found = self.glyphs_of(frame)
+        if isinstance(found, str):
             raise LearnError(
-                f"{code}: {glyphs} at the card's top-left corner; put the card upright in "
-                "the calibrated position (index top-left, fully in view)"
+                f"{code}: {found}; put the card in the calibrated position, its index "
+                "fully in view"
             )
+        glyphs, crop = found
+        _, regions = find_regions(small, MIN_LEARN_AREA, 1)
+        region = regions[0]
         variants = []
         for motion, sigma in AUGMENTATIONS:
             v = extract_index(blurred(crop, motion, sigma), min_part=6) if motion or sigma \
@@ -112,6 +127,34 @@ class DeckLearner:
         self.samples[code] = _Sample(glyphs, variants, _chroma(region.mean_bgr), region.level)
         self.frames[code] = frame
         return code
+
+    def check(self, code: str) -> str:
+        """Does the learned sample of ``code`` fit the cards learned before it? For the
+        live walk-through: its rank glyph must be most like the same rank of another
+        suit (when there is one) and its suit glyph most like the same suit of another
+        rank; a glyph identical to a different one already learned means the wrong card.
+        Returns the problem, or ``""``."""
+        new = self.samples[code]
+        for kind, same_key in (("rank", 0), ("suit", 1)):
+            vec = getattr(new.glyphs, kind)
+            same, other = [], []
+            for c, smp in self.samples.items():
+                if c == code:
+                    continue
+                corr = float(vec @ getattr(smp.glyphs, kind))
+                (same if c[same_key] == code[same_key] else other).append((corr, c))
+            best_other = max(other, default=(-1.0, ""))
+            if same:
+                if max(same)[0] <= best_other[0]:
+                    return (f"its {kind} looks like the {kind} of {best_other[1]}, not of "
+                            f"{max(same)[1]}")
+            elif best_other[0] > 0.985:
+                return f"its {kind} is the same as the {kind} of {best_other[1]}"
+        return ""
+
+    def discard(self, code: str) -> None:
+        self.samples.pop(code, None)
+        self.frames.pop(code, None)
 
     def missing(self) -> list[str]:
         need = [c.code for c in ALL_CARDS if c.code not in self.samples]

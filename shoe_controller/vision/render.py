@@ -34,7 +34,7 @@ from typing import Literal
 import cv2
 import numpy as np
 
-from shoe_controller.game.cards import ALL_CARDS, RANK_CHARS
+from shoe_controller.game.cards import ALL_CARDS
 
 __all__ = [
     "CALIBRATION",
@@ -51,11 +51,11 @@ __all__ = [
     "Pose",
     "Truth",
     "compose_frame",
-    "evaluation_labels",
     "degrade",
     "draw_card_face",
     "draw_cut_face",
     "empty_background",
+    "evaluation_labels",
     "render_frame",
     "sample_pose",
     "write_calibration_set",
@@ -421,7 +421,7 @@ def degrade(frame: np.ndarray, deg: Degradation, rng: np.random.Generator,
     # motion blur along the dealing axis (x), then defocus
     length = rng.uniform(*deg.motion_blur)
     if length >= 1.0:
-        n = int(math.ceil(length)) | 1
+        n = math.ceil(length) | 1
         k = np.zeros((1, n), np.float32)
         k[0, :] = 1.0
         k[0, 0] = k[0, -1] = (length - (n - 2)) / 2  # fractional ends
@@ -437,7 +437,7 @@ def degrade(frame: np.ndarray, deg: Degradation, rng: np.random.Generator,
         img = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
     quality = int(rng.integers(deg.jpeg[0], deg.jpeg[1] + 1))
     if quality < 100:
-        ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, quality])
+        _ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, quality])
         img = cv2.imdecode(buf, cv2.IMREAD_UNCHANGED)
     return img
 

@@ -1,0 +1,298 @@
+"""`shoe-calibrate learn`: learn the casino's own deck into a calibration profile.
+
+Two ways in:
+
+- ``--images DIR``: DIR holds one frame per card, named by its code (``QH.png``,
+  ``TS.jpg``, ``10S.png`` also works) and ``CUT.png``, each the card as the camera sees it
+  in the calibrated position (index fully in view);
+- ``--live``: the operator passes a sorted deck (AS..KS, AH..KH, AD..KD, AC..KC, then the
+  cut card) through the shoe, one card at a time; frames come from the camera source
+  (``[camera]`` of ``--config``, or ``--source``/``--device``). Each card pass is checked
+  against the card expected next (its rank must look like the same rank of the suits
+  already learned, its suit like the same suit of the ranks already learned); a card
+  that does not fit is refused and must be passed again. A progress bar shows where
+  the walk is.
+
+Either way the learned profile is read back on every calibration frame before it is
+written: a deck that does not read back perfectly is not saved. Camera settings already
+in ``--out`` (from ``shoe-calibrate camera``) are kept. Exit status 0 when the profile
+was written, 1 when the deck could not be learned, 2 on a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from shoe_controller.game.cards import ALL_CARDS, CardParseError, parse_card
+from shoe_controller.vision.index_glyphs import find_regions, to_small
+from shoe_controller.vision.index_learn import (
+    MIN_LEARN_AREA,
+    DeckLearner,
+    LearnError,
+    template_separation,
+)
+from shoe_controller.vision.profile import Profile, ProfileError, load_profile, save_profile
+
+__all__ = ["SORTED_DECK", "add_arguments", "frames_by_label", "run", "walk_deck"]
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".pgm", ".ppm")
+#: The order of the live walk-through: a sorted deck, then the cut card.
+SORTED_DECK: tuple[str, ...] = (*(c.code for c in ALL_CARDS), "CUT")
+
+
+def _box(text: str) -> tuple[int, int]:
+    try:
+        w, h = (int(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected WIDTH,HEIGHT in pixels, got {text!r}") from None
+    if w < 8 or h < 8:
+        raise argparse.ArgumentTypeError(f"index box {w}x{h} is too small")
+    return w, h
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from calibration.camera import add_source_arguments
+
+    parser.add_argument("--out", type=Path, required=True, help="the profile to write")
+    way = parser.add_mutually_exclusive_group(required=True)
+    way.add_argument("--images", type=Path, metavar="DIR",
+                     help="one frame per card code (QH.png ...) and CUT.png")
+    way.add_argument("--live", action="store_true",
+                     help="walk a sorted deck, then the cut card, through the shoe")
+    parser.add_argument(
+        "--index-box", type=_box, metavar="W,H",
+        help="where to look for the index from the card's top-left corner, in pixels "
+             "(default: from the card's width, or 112,160 when the card is cut off)",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_source_arguments(parser)
+
+
+# --------------------------------------------------------------------------- folder
+
+
+def frames_by_label(directory: Path) -> dict[str, np.ndarray]:
+    """The calibration frames of ``directory``: ``{card code or CUT: frame}``.
+
+    Raises :class:`LearnError` for a missing folder, a missing or doubled card, or an
+    unreadable image. Files not named by a card code are ignored.
+    """
+    import cv2
+
+    if not directory.is_dir():
+        raise LearnError(f"{directory}: no such folder")
+    found: dict[str, Path] = {}
+    for path in sorted(directory.iterdir()):
+        if path.suffix.lower() not in IMAGE_SUFFIXES or not path.is_file():
+            continue
+        stem = path.stem.strip().upper()
+        try:
+            label = "CUT" if stem == "CUT" else parse_card(stem).code
+        except CardParseError:
+            continue
+        if label in found:
+            raise LearnError(f"{directory}: two frames for {label}: {found[label].name} and "
+                             f"{path.name}")
+        found[label] = path
+    missing = [code for code in SORTED_DECK if code not in found]
+    if missing:
+        raise LearnError(f"{directory}: no frame for {' '.join(missing)} (expected files "
+                         "named by card code, e.g. QH.png, and CUT.png)")
+    frames = {}
+    for label in SORTED_DECK:
+        frame = cv2.imread(str(found[label]), cv2.IMREAD_COLOR)
+        if frame is None:
+            raise LearnError(f"{found[label]}: not a readable image")
+        frames[label] = frame
+    return frames
+
+
+# --------------------------------------------------------------------------- live
+
+
+@dataclass
+class _Pass:
+    best: np.ndarray | None = None  # best frame showing an index (or, for CUT, the card)
+    score: float = -1.0
+    frames: int = 0
+    why: str = ""
+
+
+def walk_deck(
+    frames: Iterable[np.ndarray],
+    learner: DeckLearner,
+    order: Sequence[str] = SORTED_DECK,
+    *,
+    gap: int = 2,
+    on_learned: Callable[[str], None] = lambda code: None,
+    on_refused: Callable[[str, str], None] = lambda code, why: None,
+) -> list[str]:
+    """Learn cards from their passes through the window, in ``order``.
+
+    A pass is a run of frames with a light card in view, ended by ``gap`` frames
+    without. From each pass the sharpest frame showing an index is learned as the card
+    expected next; a pass that shows no index, or a card that does not fit the ones
+    learned before it, is refused (``on_refused(expected, why)``) and the same card is
+    expected again. Returns what is still missing when the frames end.
+    """
+    k = 0
+    current: _Pass | None = None
+    empty = 0
+
+    def finish(p: _Pass) -> None:
+        nonlocal k
+        expected = order[k]
+        if p.best is None:
+            on_refused(expected, p.why or "no index seen in the pass")
+            return
+        try:
+            learner.add(expected, p.best)
+        except LearnError as e:
+            on_refused(expected, str(e))
+            return
+        if expected != "CUT":
+            problem = learner.check(expected)
+            if problem:
+                learner.discard(expected)
+                on_refused(expected, f"this is not {expected}: {problem}")
+                return
+        k += 1
+        on_learned(expected)
+
+    for frame in frames:
+        if k >= len(order):
+            break
+        _, regions = find_regions(to_small(frame), MIN_LEARN_AREA, 1)
+        if not regions:
+            empty += 1
+            if current is not None and empty >= gap:
+                finish(current)
+                current = None
+            continue
+        empty = 0
+        current = current or _Pass()
+        current.frames += 1
+        if order[k] == "CUT":
+            if regions[0].area > current.score:
+                current.best, current.score = frame, regions[0].area
+            continue
+        got = learner.glyphs_of(frame)
+        if isinstance(got, str):
+            current.why = current.why or got
+        elif got[0].contrast > current.score:
+            current.best, current.score = frame, got[0].contrast
+    if current is not None and k < len(order):
+        finish(current)
+    return list(order[k:])
+
+
+# --------------------------------------------------------------------------- command
+
+
+def _existing_camera(path: Path) -> dict[str, object]:
+    if not path.exists():
+        return {}
+    try:
+        return dict(load_profile(path).camera)
+    except ProfileError as e:
+        raise LearnError(f"{e}. --out exists and is not a profile this software reads: "
+                         "remove it or choose another path") from e
+
+
+def _summary(profile: Profile, out: Path, source: str) -> str:
+    sep = template_separation(profile)
+    g = profile.geometry
+    r, s = sep["rank"], sep["suit"]
+    return (
+        f"learned 52 cards and the cut card from {source}\n"
+        f"index: rank {g['rank_h']:.0f} px high, suit {g['suit_h']:.0f} px; "
+        f"most alike ranks {r[0]}/{r[1]} ({r[2]:.2f}), suits {s[0]}/{s[1]} ({s[2]:.2f})\n"
+        f"every calibration frame reads back correctly\n"
+        f"wrote {out}"
+    )
+
+
+def _live_frames(args: argparse.Namespace) -> tuple[Iterable[np.ndarray], object]:
+    from calibration.camera import camera_config, script_items
+    from shoe_controller.vision.sources import SyntheticSource, open_source
+
+    config = camera_config(args)
+    if config.source == "synthetic":
+        # a simulated walk: the script (default: the sorted deck), cards face one way
+        script = script_items(args.script) or list(SORTED_DECK)
+        src = SyntheticSource(script, frames_per_pass=args.pass_frames, fps=config.fps or 60,
+                              upside_down=0.0, roi=config.roi)
+    else:
+        src = open_source(config)
+    return src, src
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        camera = _existing_camera(args.out)
+        learner = DeckLearner(learn_box=args.index_box)
+        if args.images is not None:
+            frames = frames_by_label(args.images)
+            errors = []
+            for label, frame in frames.items():
+                try:
+                    learner.add(label, frame)
+                except LearnError as e:
+                    errors.append(str(e))
+            if errors:
+                raise LearnError("\n".join(errors))
+            source = str(args.images)
+        else:
+            source = "a sorted deck passed through the shoe"
+            missing = _run_live(args, learner)
+            if missing:
+                raise LearnError("the frames ended before the walk was done; still to "
+                                 f"learn: {' '.join(missing)}")
+        profile = learner.profile(source=source, camera=camera)
+        save_profile(profile, args.out)
+    except LearnError as e:
+        print(f"learn: {e}", file=sys.stderr)
+        return 1
+    except (ProfileError, OSError) as e:
+        print(f"learn: {e}", file=sys.stderr)
+        return 1
+    print(_summary(profile, args.out, source))
+    return 0
+
+
+def _run_live(args: argparse.Namespace, learner: DeckLearner) -> list[str]:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from shoe_controller.vision.sources import CameraError
+
+    console = Console(stderr=True)
+    try:
+        source, ctx = _live_frames(args)
+    except CameraError as e:
+        raise LearnError(str(e)) from e
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  console=console, disable=args.quiet, transient=False) as progress:
+        task = progress.add_task(f"pass {SORTED_DECK[0]}", total=len(SORTED_DECK))
+
+        def learned(code: str) -> None:
+            done = int(progress.tasks[0].completed) + 1
+            nxt = SORTED_DECK[done] if done < len(SORTED_DECK) else "done"
+            progress.update(task, advance=1, description=f"learned {code}; pass {nxt}")
+
+        def refused(code: str, why: str) -> None:
+            progress.console.print(f"[bold red]{code} refused:[/] {why}; pass {code} again")
+
+        try:
+            with ctx:  # type: ignore[attr-defined]
+                frames = (f for _t, f in source)  # type: ignore[attr-defined]
+                return walk_deck(frames, learner, on_learned=learned, on_refused=refused)
+        except CameraError as e:
+            raise LearnError(str(e)) from e
