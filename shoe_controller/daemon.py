@@ -89,6 +89,15 @@ class Item:
 
 _STOP = Item(None, "stop")
 
+#: Seconds without input after which the core loop runs the deferred game-protection
+#: projection (a dealer's next card is hundreds of ms away; by then the last card's
+#: messages are long out).
+PROJECTION_IDLE = 0.02
+#: ... and the longest it is deferred while inputs keep coming.
+PROJECTION_MAX_WAIT = 1.0
+#: Events after which the projection analyses a round (what must not pile up).
+_ROUND_ENDS = frozenset({"result_confirmed", "round_voided", "shoe_ended"})
+
 
 class GameCore:
     """The pure core behind one mutable reference: shoe state + protection state.
@@ -219,6 +228,10 @@ class Daemon:
         self._last_watchdog = 0.0
         self._last_status = 0.0
         self._locked: bool | None = None
+        #: core events journaled that the projection has not seen yet (deferred)
+        self._unprotected: list[Any] = []
+        self._unprotected_since = 0.0
+        self._unprotected_ends = 0
 
     # -- inputs ------------------------------------------------------------------------
 
@@ -343,15 +356,19 @@ class Daemon:
 
     # -- the core loop -------------------------------------------------------------------
 
-    def handle(self, item: Item) -> list[Any]:
+    def handle(self, item: Item, defer_projection: bool = False) -> list[Any]:
         """Process one input: decide, journal, evolve, outputs; then the same for what the
         game-protection projection raises on those events. Returns all the entries.
 
         The projection (exact odds of the remaining shoe, integrity tests) runs after the
-        core's events are journaled and handed to the outputs, so its few milliseconds
-        at the end of a round never delay a card on the feeds. Its events follow in a
+        core's events are journaled and handed to the outputs. Its events follow in a
         second journal transaction (a crash between the two loses only that analysis;
         resuming rebuilds the projection's state from the core's events).
+        ``defer_projection`` (the core loop): leave it for :meth:`run_projection`, which
+        the loop calls once no input has come for :data:`PROJECTION_IDLE` — its few
+        milliseconds of CPU at the end of a round then delay neither the message just
+        handed to MQTT (paho's network thread needs the interpreter too) nor a card
+        read right after. The entries returned are then the core's only.
         """
         if item.origin in ("key_on", "key_off"):
             self.lights = supervisor_key(self.lights, on=item.origin == "key_on")
@@ -376,28 +393,49 @@ class Daemon:
                 entries = self._journal(events)
                 self.core.state = state
                 self._outputs(events, entries)
-                try:
-                    raised, pstate, state = self.core.protect(events)
-                except Exception:
-                    self.errors += 1
-                    log.exception("the protection projection failed after %r", inp)
-                    raised, pstate = [], self.core.pstate
-                    self.core.finished = []
-                if raised:
-                    more = self._journal(raised)
-                    self.core.state, self.core.pstate = state, pstate
-                    self._outputs(raised, more)
-                    entries += more
-                else:
-                    self.core.pstate = pstate
-                # after shoe_ended is journaled and its alerts are out
-                self._store_fingerprints(self.core.finished)
+                due = self._unprotected_ends > 0  # a round's analysis waits already
+                if not self._unprotected:
+                    self._unprotected_since = self.clock()
+                self._unprotected += events
+                self._unprotected_ends += sum(
+                    1 for ev in events if event_type(ev) in _ROUND_ENDS)
+                # Deferred, but never past the next input after a round end, nor
+                # PROJECTION_MAX_WAIT (a flood of inputs): analyses must not pile up.
+                if (not defer_projection or due
+                        or self.clock() - self._unprotected_since >= PROJECTION_MAX_WAIT):
+                    entries += self.run_projection()
         self.inputs_handled += 1
         if not entries and self.station is not None:
             self.station.show(self.lights)
         if entries:
             self._update_lock()
         return entries
+
+    def run_projection(self) -> list[Any]:
+        """Run the game-protection projection over the core's events it has not seen
+        yet (in journal order); journal and output what it raises. Returns its entries."""
+        events, self._unprotected, self._unprotected_ends = self._unprotected, [], 0
+        if not events:
+            return []
+        try:
+            raised, pstate, state = self.core.protect(events)
+        except Exception:
+            self.errors += 1
+            log.exception("the protection projection failed on %d event(s) ending with %r",
+                          len(events), events[-1])
+            self.core.finished = []
+            return []
+        more: list[Any] = []
+        if raised:
+            more = self._journal(raised)
+            self.core.state, self.core.pstate = state, pstate
+            self._outputs(raised, more)
+            self._update_lock()
+        else:
+            self.core.pstate = pstate
+        # after shoe_ended is journaled and its alerts are out
+        self._store_fingerprints(self.core.finished)
+        return more
 
     def _update_lock(self) -> None:
         """Keep the shoe's draw lock engaged exactly while play is paused."""
@@ -431,13 +469,15 @@ class Daemon:
         tick = min(interval, 1.0)
         while not self.stopping.is_set():
             try:
-                item = self.queue.get(timeout=tick)
+                item = self.queue.get(timeout=PROJECTION_IDLE if self._unprotected else tick)
             except queue.Empty:
                 item = None
             if item is _STOP:
                 break
             if item is not None:
-                self.handle(item)
+                self.handle(item, defer_projection=True)
+            elif self._unprotected:  # idle: now the analysis
+                self.run_projection()
             now = self.clock()
             if now - self._last_watchdog >= interval:
                 self.notifier.watchdog()
@@ -445,6 +485,7 @@ class Daemon:
             if now - self._last_status >= 5.0:
                 self.notifier.status(self.describe())
                 self._last_status = now
+        self.run_projection()  # a clean stop loses no analysis
 
     def drain(self) -> None:
         """Handle whatever is already queued (tests, and a clean stop)."""
