@@ -36,11 +36,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from calibration.evaluate import verdict  # noqa: E402
-from calibration.learn import frames_by_label  # noqa: E402
-from shoe_controller.vision import render  # noqa: E402
-from shoe_controller.vision.index_learn import learn_profile  # noqa: E402
-from shoe_controller.vision.index_reader import IndexReader  # noqa: E402
+from calibration.evaluate import verdict
+from calibration.learn import frames_by_label
+from shoe_controller.vision import render
+from shoe_controller.vision.index_learn import learn_profile
+from shoe_controller.vision.index_reader import IndexReader
 
 RANGES = {"guided": render.GUIDED, "full": render.FULL}
 TARGETS = {"guided": (0.999, 0.0), "full": (0.99, 0.0005)}  # accuracy >=, misread share <=
@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{style:8} {rng_name:6} {r['frames']:>6} {r['correct']:>7} "
                       f"{r['rejected']:>8} {r['misread']:>7} {100 * r['accuracy']:>8.2f}% "
                       f"{r['ms_median']:>9.2f} {r['ms_p99']:>7.2f} "
-                      f"{'(%.2f/%.2f)' % (r['cpu_median'], r['cpu_p99']):>14} "
+                      f"{'({:.2f}/{:.2f})'.format(r['cpu_median'], r['cpu_p99']):>14} "
                       f"{r['orientation_wrong']:>6}  {'met' if met else 'MISSED'}",
                       flush=True)
                 for e in r["examples"]:  # type: ignore[attr-defined]

@@ -30,11 +30,10 @@ from pathlib import Path
 import numpy as np
 
 from shoe_controller.game.cards import ALL_CARDS, CardParseError, parse_card
-from shoe_controller.vision.index_glyphs import find_regions, to_small
 from shoe_controller.vision.index_learn import (
-    MIN_LEARN_AREA,
     DeckLearner,
     LearnError,
+    card_regions,
     template_separation,
 )
 from shoe_controller.vision.profile import Profile, ProfileError, load_profile, save_profile
@@ -169,7 +168,7 @@ def walk_deck(
     for frame in frames:
         if k >= len(order):
             break
-        _, regions = find_regions(to_small(frame), MIN_LEARN_AREA, 1)
+        regions = card_regions(frame)
         if not regions:
             empty += 1
             if current is not None and empty >= gap:

@@ -27,6 +27,7 @@ from shoe_controller.vision.index_glyphs import (
     RANK_CANVAS,
     SUIT_CANVAS,
     IndexGlyphs,
+    Region,
     blurred,
     crop_corner,
     extract_index,
@@ -42,6 +43,15 @@ __all__ = ["DeckLearner", "LearnError", "learn_profile"]
 LEARN_BOX_SHARE = (0.45, 0.7)
 DEFAULT_LEARN_BOX = (112, 160)
 MIN_LEARN_AREA = 2000.0  # frame px: anything smaller is no card
+#: A card face while learning is at least this light (grey levels, brightest channel);
+#: the shoe interior is darker.
+MIN_LEARN_LEVEL = 80.0
+
+
+def card_regions(frame: np.ndarray) -> list[Region]:
+    """The light card in a calibration frame (none for a dark, empty window)."""
+    level, regions = find_regions(to_small(frame), MIN_LEARN_AREA, 1, 0.75 * MIN_LEARN_LEVEL)
+    return regions if level >= MIN_LEARN_LEVEL else []
 
 
 class LearnError(Exception):
@@ -73,7 +83,7 @@ class DeckLearner:
     def glyphs_of(self, frame: np.ndarray) -> tuple[IndexGlyphs, np.ndarray] | str:
         """The index of the card in ``frame`` (top-left corner upright, else bottom-right
         corner upside down) and the upright corner crop, or why there is none."""
-        _, regions = find_regions(to_small(frame), MIN_LEARN_AREA, 1)
+        regions = card_regions(frame)
         if not regions:
             return "no card in the frame (is it lit, in the window?)"
         region = regions[0]
@@ -101,9 +111,8 @@ class DeckLearner:
         Raises :class:`LearnError` naming the card when the frame shows no usable index.
         """
         label = label.strip().upper()
-        small = to_small(frame)
         if label == "CUT":
-            _, regions = find_regions(small, MIN_LEARN_AREA, 1)
+            regions = card_regions(frame)
             if not regions:
                 raise LearnError("CUT: no light card in the frame")
             self.cut = (_chroma(regions[0].mean_bgr), regions[0].level)
@@ -117,8 +126,7 @@ class DeckLearner:
                 "fully in view"
             )
         glyphs, crop = found
-        _, regions = find_regions(small, MIN_LEARN_AREA, 1)
-        region = regions[0]
+        region = card_regions(frame)[0]
         variants = []
         for motion, sigma in AUGMENTATIONS:
             v = extract_index(blurred(crop, motion, sigma), min_part=6) if motion or sigma \
@@ -135,6 +143,9 @@ class DeckLearner:
         rank; a glyph identical to a different one already learned means the wrong card.
         Returns the problem, or ``""``."""
         new = self.samples[code]
+        # the same glyph on another card correlates above these (blur and noise of a
+        # pass included); different glyphs of a deck stay below
+        alike = {"rank": 0.94, "suit": 0.90}
         for kind, same_key in (("rank", 0), ("suit", 1)):
             vec = getattr(new.glyphs, kind)
             same, other = [], []
@@ -145,7 +156,7 @@ class DeckLearner:
                 (same if c[same_key] == code[same_key] else other).append((corr, c))
             best_other = max(other, default=(-1.0, ""))
             if same:
-                if max(same)[0] <= best_other[0]:
+                if max(same)[0] < alike[kind] or max(same)[0] <= best_other[0] + 0.02:
                     return (f"its {kind} looks like the {kind} of {best_other[1]}, not of "
                             f"{max(same)[1]}")
             elif best_other[0] > 0.985:
@@ -190,6 +201,9 @@ class DeckLearner:
             var = np.array([_layout(v) for v in sample.variants])
             layout[code] = [rh, ldx, ldy] + [
                 float(f(var[:, i])) for i in (1, 4, 5) for f in (np.min, np.max)]
+        centre = [float(np.median([(min(b.rank_box[0], b.suit_box[0])
+                                    + max(b.rank_box[2], b.suit_box[2])) / 2 for b in g])),
+                  float(np.median([(b.rank_box[1] + b.suit_box[3]) / 2 for b in g]))]
         right = max(max(b.rank_box[2], b.suit_box[2]) for b in g)
         bottom = max(b.suit_box[3] for b in g)
         p = CORNER_PAD
@@ -201,6 +215,7 @@ class DeckLearner:
             "layout": layout,
             "index_right": right - p, "index_bottom": bottom - p,
             "crop_size": crop_size,
+            "index_centre": [centre[0] - p, centre[1] - p],
             "min_part": max(6, round(0.02 * rank_h * rank_h)),
             "min_region_area": 0.5 * index_area,
         }

@@ -62,6 +62,7 @@ class IndexReader:
         self._suits = _Templates(profile.suit_templates)
         self._crop = (int(g["crop_size"][0]), int(g["crop_size"][1]))
         self._min_part = int(g["min_part"])
+        self._centre = (float(g["index_centre"][0]), float(g["index_centre"][1]))
         self._layout = {c: tuple(float(v) for v in g["layout"][c.code]) for c in ALL_CARDS}
         heights = [lay[0] for lay in self._layout.values()]
         self._rank_h_range = (SCALE_RANGE[0] * min(heights), SCALE_RANGE[1] * max(heights))
@@ -127,6 +128,8 @@ class IndexReader:
     def _read_corner(self, frame: np.ndarray, region: Region, down: bool
                      ) -> tuple[Card, str, float] | tuple[int, str]:
         """A card read at one corner, or (how far it got, why not)."""
+        if not self._centre_in_view(frame, region, down):
+            return (0, "no index in view")
         crop = crop_corner(frame, region, down, self._crop)
         glyphs = extract_index(crop, self._min_part)
         if isinstance(glyphs, str):
@@ -153,6 +156,20 @@ class IndexReader:
                 return (4, f"ink colour disagrees with the suit {suit}")
         confidence = min(rank_best, suit_best)
         return (card, "down" if down else "up", confidence)
+
+    def _centre_in_view(self, frame: np.ndarray, region: Region, down: bool) -> bool:
+        """Could an index at this corner be in view (its centre, at the smallest or the
+        largest scale, inside the frame)? A corner far outside the frame is skipped."""
+        h, w = frame.shape[:2]
+        t = math.radians(region.angle) + (math.pi if down else 0.0)
+        ct, st = math.cos(t), math.sin(t)
+        cx, cy = region.bottom_right if down else region.top_left
+        for scale in SCALE_RANGE:
+            u, v = self._centre[0] * scale, self._centre[1] * scale
+            x, y = cx + u * ct - v * st, cy + u * st + v * ct
+            if 0 <= x < w and 0 <= y < h:
+                return True
+        return False
 
     def _layout_problem(self, g: IndexGlyphs, card: Card) -> str:
         """Does the index look like the learned one of this card (sizes, suit place)?"""
@@ -193,20 +210,26 @@ class _Templates:
         t = np.asarray(templates, np.float32)
         n, a = t.shape[:2]
         flat = t.reshape(n, a, -1)
-        self.n = n
-        self.raw = np.ascontiguousarray(flat.reshape(n * a, -1))
-        self.mean = flat.mean(axis=0)  # (a, d)
-        res = flat - self.mean[None]
+        mean = flat.mean(axis=0)  # (a, d): the deck's average glyph, per variant
+        res = flat - mean[None]
         res /= np.maximum(np.linalg.norm(res, axis=2, keepdims=True), 1e-9)
-        self.res = np.ascontiguousarray(res.transpose(1, 0, 2))  # (a, n, d)
+        self.n, self.a = n, a
+        # one product gives all: g.t (raw), g.res and g.mean; with |g| = 1,
+        # res.(g - mean) / |g - mean| = (g.res - mean.res) / sqrt(1 - 2 g.mean + |mean|^2)
+        self.stack = np.ascontiguousarray(np.concatenate(
+            [flat.reshape(n * a, -1), res.reshape(n * a, -1), mean]))
+        self.mean_res = np.einsum("ad,nad->na", mean, res)  # (n, a)
+        self.mean_sq = (mean * mean).sum(axis=1)  # (a,)
 
     def match(self, g: np.ndarray, kind: str, names: Sequence[str], t: dict[str, float]
               ) -> tuple[int, float] | tuple[int, str]:
         """(class, raw score) of a clear match, or (depth, why not)."""
-        raw = (self.raw @ g).reshape(self.n, -1).max(axis=1)
-        q = g[None, :] - self.mean
-        q /= np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-9)
-        res = np.matmul(self.res, q[:, :, None])[:, :, 0].max(axis=0)
+        n, a = self.n, self.a
+        p = self.stack @ g
+        raw = p[:n * a].reshape(n, a).max(axis=1)
+        g_mean = p[2 * n * a:]
+        q_norm = np.sqrt(np.maximum(1.0 - 2.0 * g_mean + self.mean_sq, 1e-12))
+        res = ((p[n * a:2 * n * a].reshape(n, a) - self.mean_res) / q_norm).max(axis=1)
         order = np.argsort(res)
         c1, c2 = int(order[-1]), int(order[-2])
         best, margin = float(res[c1]), float(res[c1] - res[c2])

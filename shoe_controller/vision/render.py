@@ -374,17 +374,30 @@ def sample_pose(face: CardFace, deg: Degradation, rng: np.random.Generator) -> P
 # --------------------------------------------------------------------------- frames
 
 
+@lru_cache(maxsize=4)
+def _low_grid(h: int, w: int) -> tuple[np.ndarray, np.ndarray]:
+    """Pixel coordinates of a coarse grid over an h x w frame (smooth fields are
+    computed on it and resized: much faster than per pixel)."""
+    gh, gw = max(h // 8, 2), max(w // 8, 2)
+    yy, xx = np.mgrid[0:gh, 0:gw].astype(np.float32)
+    return yy * ((h - 1) / (gh - 1)), xx * ((w - 1) / (gw - 1))
+
+
+def _smooth(field: np.ndarray, h: int, w: int) -> np.ndarray:
+    return cv2.resize(field.astype(np.float32), (w, h), interpolation=cv2.INTER_LINEAR)
+
+
 def empty_background(rng: np.random.Generator) -> np.ndarray:
     """The dark shoe interior: a low, uneven grey with a faint tint."""
     level = rng.uniform(12, 40)
     gx, gy = rng.uniform(-12, 12, 2)
-    yy, xx = np.mgrid[0:FRAME_H, 0:FRAME_W].astype(np.float32)
+    yy, xx = _low_grid(FRAME_H, FRAME_W)
     base = level + gx * (xx / FRAME_W - 0.5) + gy * (yy / FRAME_H - 0.5)
-    blobs = cv2.resize(rng.normal(0, 4, (6, 8)).astype(np.float32), (FRAME_W, FRAME_H),
+    blobs = cv2.resize(rng.normal(0, 4, (6, 8)).astype(np.float32), base.shape[::-1],
                        interpolation=cv2.INTER_CUBIC)
-    tint = rng.uniform(0.85, 1.15, 3).astype(np.float32)
-    bg = (base + blobs)[:, :, None] * tint[None, None, :]
-    return np.clip(bg, 0, 255).astype(np.float32)
+    tint = rng.uniform(0.85, 1.15, 3)
+    grey = np.clip(_smooth(base + blobs, FRAME_H, FRAME_W), 0, 255)
+    return cv2.merge([grey * np.float32(t) for t in tint])
 
 
 def compose_frame(face: CardFace | None, pose: Pose, background: np.ndarray) -> np.ndarray:
@@ -398,8 +411,9 @@ def compose_frame(face: CardFace | None, pose: Pose, background: np.ndarray) -> 
     img = cv2.warpAffine(face.image, m, size, flags=cv2.INTER_LINEAR,
                          borderMode=cv2.BORDER_CONSTANT).astype(np.float32)
     alpha = cv2.warpAffine(face.mask, m, size, flags=cv2.INTER_LINEAR,
-                           borderMode=cv2.BORDER_CONSTANT).astype(np.float32)[:, :, None] / 255
-    return img * alpha + background * (1 - alpha)
+                           borderMode=cv2.BORDER_CONSTANT).astype(np.float32) / 255
+    alpha3 = cv2.merge([alpha, alpha, alpha])
+    return background + cv2.multiply(img - background, alpha3)
 
 
 def degrade(frame: np.ndarray, deg: Degradation, rng: np.random.Generator,
@@ -408,7 +422,7 @@ def degrade(frame: np.ndarray, deg: Degradation, rng: np.random.Generator,
     h, w = frame.shape[:2]
     # uneven light: a linear ramp and a soft spot, times an overall brightness
     strength = rng.uniform(*deg.light)
-    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    yy, xx = _low_grid(h, w)
     d = rng.normal(size=2)
     d /= np.linalg.norm(d) + 1e-9
     ramp = ((xx / w - 0.5) * d[0] + (yy / h - 0.5) * d[1]) * 1.4
@@ -417,7 +431,8 @@ def degrade(frame: np.ndarray, deg: Degradation, rng: np.random.Generator,
     field = 1 - strength * (0.5 + 0.5 * ramp) * 0.7 + strength * 0.3 * (spot - 0.5)
     field *= rng.uniform(*deg.brightness)
     gains = 1 + rng.uniform(-deg.colour_cast, deg.colour_cast, 3)
-    out = frame * field[:, :, None] * gains[None, None, :].astype(np.float32)
+    field = _smooth(field, h, w)
+    out = cv2.multiply(frame, cv2.merge([field * np.float32(g) for g in gains]))
     # motion blur along the dealing axis (x), then defocus
     length = rng.uniform(*deg.motion_blur)
     if length >= 1.0:
@@ -431,8 +446,11 @@ def degrade(frame: np.ndarray, deg: Degradation, rng: np.random.Generator,
         out = cv2.GaussianBlur(out, (0, 0), sigma)
     noise_sigma = rng.uniform(*deg.noise)
     if noise_sigma > 0:
-        out = out + rng.normal(0, noise_sigma, out.shape).astype(np.float32)
-    img = np.clip(out + 0.5, 0, 255).astype(np.uint8)
+        noise = rng.standard_normal(out.shape, dtype=np.float32)
+        noise *= np.float32(noise_sigma)
+        out += noise
+    out += np.float32(0.5)
+    img = np.clip(out, 0, 255, out=out).astype(np.uint8)
     if grey:
         img = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
     quality = int(rng.integers(deg.jpeg[0], deg.jpeg[1] + 1))
