@@ -15,8 +15,8 @@ empty windows) over two ranges and read one by one in this process with
 Targets (issue 3): guided >= 99.9% correct and no misread; full >= 99% correct and at
 most 0.05% misread; at most 2 ms per 640x480 frame (median, one core). Time is the wall
 clock around ``read`` (and, in brackets, the reading thread's CPU time, which other load
-on the machine does not inflate). Frames are rendered by a worker process while this
-one reads.
+on the machine does not inflate). Frames are rendered in batches by worker processes,
+then read here while the workers wait.
 
     python bench/vision.py                       # 3000 frames per design and range
     python bench/vision.py --guided 5000 --full 2000 --styles modern
@@ -45,6 +45,9 @@ from shoe_controller.vision.index_reader import IndexReader
 RANGES = {"guided": render.GUIDED, "full": render.FULL}
 TARGETS = {"guided": (0.999, 0.0), "full": (0.99, 0.0005)}  # accuracy >=, misread share <=
 MS_TARGET = 2.0
+#: Frames are rendered in batches by worker processes, then read here while the workers
+#: wait, so the reading process has its core to itself.
+BATCH = 240
 
 
 def _render(job: tuple[str, str, str, int]) -> tuple[str, str | None, np.ndarray]:
@@ -61,7 +64,9 @@ def bench(style: str, rng_name: str, n: int, seed: int, pool: mp.pool.Pool,
     correct = rejected = misread = orient_wrong = 0
     wall, cpu = [], []
     examples: list[str] = []
-    for label, orientation, frame in pool.imap(_render, jobs, chunksize=16):
+    rendered = (item for start in range(0, len(jobs), BATCH)
+                for item in pool.map(_render, jobs[start:start + BATCH], chunksize=8))
+    for label, orientation, frame in rendered:
         t0, c0 = time.perf_counter(), time.thread_time()
         read = reader.read(frame)
         c1, t1 = time.thread_time(), time.perf_counter()
@@ -102,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--styles", nargs="+", default=list(render.STYLES), choices=render.STYLES)
     p.add_argument("--seed", type=int, default=20240)
     p.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    p.add_argument("--workers", type=int, default=max(1, min(4, mp.cpu_count())),
+                   help="rendering processes")
     args = p.parse_args(argv)
     cv2.setNumThreads(1)
     print("index reader: 640x480 BGR frames, cv2.setNumThreads(1), read in one process;")
@@ -113,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     print(header)
     ok = True
     ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-    with tempfile.TemporaryDirectory() as tmp, ctx.Pool(1) as pool:
+    with tempfile.TemporaryDirectory() as tmp, ctx.Pool(args.workers) as pool:
         for style in args.styles:
             reader = learn_style(style, Path(tmp))
             for rng_name, n in (("guided", args.guided), ("full", args.full)):

@@ -37,10 +37,10 @@ from shoe_controller.vision.index_learn import (
     template_separation,
 )
 from shoe_controller.vision.profile import Profile, ProfileError, load_profile, save_profile
+from shoe_controller.vision.sources import IMAGE_SUFFIXES
 
 __all__ = ["SORTED_DECK", "add_arguments", "frames_by_label", "run", "walk_deck"]
 
-IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".pgm", ".ppm")
 #: The order of the live walk-through: a sorted deck, then the cut card.
 SORTED_DECK: tuple[str, ...] = (*(c.code for c in ALL_CARDS), "CUT")
 
@@ -238,15 +238,7 @@ def run(args: argparse.Namespace) -> int:
         camera = _existing_camera(args.out)
         learner = DeckLearner(learn_box=args.index_box)
         if args.images is not None:
-            frames = frames_by_label(args.images)
-            errors = []
-            for label, frame in frames.items():
-                try:
-                    learner.add(label, frame)
-                except LearnError as e:
-                    errors.append(str(e))
-            if errors:
-                raise LearnError("\n".join(errors))
+            learner.add_all(frames_by_label(args.images))
             source = str(args.images)
         else:
             source = "a sorted deck passed through the shoe"

@@ -80,6 +80,18 @@ class DeckLearner:
     cut: tuple[np.ndarray, float] | None = None
     frames: dict[str, np.ndarray] = field(default_factory=dict)
 
+    def add_all(self, frames: Mapping[str, np.ndarray]) -> None:
+        """:meth:`add` each ``{label: frame}``; one :class:`LearnError` lists every frame
+        that failed."""
+        errors = []
+        for label, frame in frames.items():
+            try:
+                self.add(label, frame)
+            except LearnError as e:
+                errors.append(str(e))
+        if errors:
+            raise LearnError("; ".join(errors))
+
     def glyphs_of(self, frame: np.ndarray) -> tuple[IndexGlyphs, np.ndarray] | str:
         """The index of the card in ``frame`` (top-left corner upright, else bottom-right
         corner upside down) and the upright corner crop, or why there is none."""
@@ -295,14 +307,7 @@ def learn_profile(frames: Mapping[str, np.ndarray], source: str = "",
                   learn_box: tuple[int, int] | None = None) -> Profile:
     """Learn from ``{label: frame}`` (52 card codes and ``CUT``)."""
     learner = DeckLearner(learn_box=learn_box)
-    errors = []
-    for label, frame in frames.items():
-        try:
-            learner.add(label, frame)
-        except LearnError as e:
-            errors.append(str(e))
-    if errors:
-        raise LearnError("; ".join(errors))
+    learner.add_all(frames)
     return learner.profile(source=source, camera=camera)
 
 
