@@ -59,6 +59,7 @@ __all__ = [
     "render_frame",
     "sample_pose",
     "write_calibration_set",
+    "with_range",
     "write_evaluation_set",
 ]
 
