@@ -58,8 +58,8 @@ __all__ = [
     "evaluation_labels",
     "render_frame",
     "sample_pose",
-    "write_calibration_set",
     "with_range",
+    "write_calibration_set",
     "write_evaluation_set",
 ]
 
