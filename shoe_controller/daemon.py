@@ -13,15 +13,18 @@ one input at a time and, in this order:
    the release policy and the public display projection), observers (the virtual
    dealer), the shoe's draw lock (engaged while play is paused);
 5. runs the game-protection projection over those events (exact odds of what is left,
-   integrity tests) and journals and outputs what it raises the same way — after the
-   core's events, so its computation never delays a card on the feeds.
+   integrity tests) and journals and outputs what it raises the same way — once the
+   loop is idle (:data:`PROJECTION_IDLE`), so its computation delays neither the card's
+   message on its way out nor the next card; finished shoes' fingerprints go to the
+   fingerprint store (``fingerprint_history.py``) for the shuffle-repeat test.
 
-On start it verifies the journal's chain and folds ``evolve`` over every journaled
-event, so after a crash or a power cut the shoe resumes where it stopped, mid-round
-included. It tells systemd READY=1 when the inputs are open and pings WATCHDOG=1 from
-the core loop itself (a wedged loop gets the service restarted, not just a dead
-process). A camera or serial failure becomes a ``Fault`` input and the adapter retries;
-nothing an adapter does can stop the loop. SIGTERM stops it cleanly.
+On start it verifies the journal's chain, folds ``evolve`` over every journaled event
+and rebuilds the projection's state with ``protection.fold``, so after a crash or a
+power cut the shoe resumes where it stopped, mid-round included. It tells systemd
+READY=1 when the inputs are open and pings WATCHDOG=1 from the core loop itself (a
+wedged loop gets the service restarted, not just a dead process). A camera or serial
+failure becomes a ``Fault`` input and the adapter retries; nothing an adapter does can
+stop the loop. SIGTERM stops it cleanly.
 """
 
 from __future__ import annotations
