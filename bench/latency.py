@@ -16,10 +16,11 @@ Printed:
    getrusage(RUSAGE_CHILDREN).ru_maxrss; targets: p99 <= 10 ms, RSS <= 150 MB.
    Also the floor under both: one bare journal append (SQLite WAL, fsync) on that disk.
 3. time from start to READY=1 (sd_notify on a real unix socket): a fresh state
-   directory, and a restart that verifies and replays a journal of one full shoe.
+   directory, and a restart that verifies and replays a journal of ``--ready-shoes``
+   full shoes (default 1).
 
 Needs mosquitto (apt-get install mosquitto).
-Run: .venv/bin/python bench/latency.py [--cards N] [--dir DIR] [--gap SECONDS]
+Run: .venv/bin/python bench/latency.py [--cards N] [--dir DIR] [--gap SECONDS] [--ready-shoes N]
 """
 
 from __future__ import annotations
@@ -200,6 +201,8 @@ def main() -> int:
                         help="seconds between a card's arrival at the subscriber and the "
                         "next card (default 0.002: back to back; a dealer needs 0.3 s or "
                         "more, so 0.05 is still 6x faster than any dealer)")
+    parser.add_argument("--ready-shoes", type=int, default=1,
+                        help="shoes in the journal the restart -> READY figure replays")
     args = parser.parse_args()
     with Mosquitto() as broker:
         print("== bench/latency.py: card read -> subscriber (per_card), loopback mosquitto")
@@ -217,10 +220,10 @@ def main() -> int:
         print(f"  daemon peak RSS (simulate, 1 shoe of 8 decks in {secs:.1f} s): {rss:.1f} MB "
               "(target <= 150 MB)")
         with tempfile.TemporaryDirectory() as d:
-            fresh = time_to_ready(broker, d, shoes=1)
+            fresh = time_to_ready(broker, d, shoes=args.ready_shoes)
             with Journal.open(os.path.join(d, "journal.sqlite3"), readonly=True) as j:
                 events = j.last_seq
-            again = time_to_ready(broker, d, shoes=1)
+            again = time_to_ready(broker, d, shoes=args.ready_shoes)
         print(f"  start -> READY=1: fresh state dir {fresh:.2f} s; restart verifying and "
               f"replaying a {events}-event journal {again:.2f} s (process start included)")
     return 0
