@@ -29,6 +29,7 @@ import multiprocessing as mp
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 import cv2
@@ -64,6 +65,7 @@ def bench(style: str, rng_name: str, n: int, seed: int, pool: mp.pool.Pool,
     correct = rejected = misread = orient_wrong = 0
     wall, cpu = [], []
     examples: list[str] = []
+    reasons: Counter[str] = Counter()
     rendered = (item for start in range(0, len(jobs), BATCH)
                 for item in pool.map(_render, jobs[start:start + BATCH], chunksize=8))
     for label, orientation, frame in rendered:
@@ -79,6 +81,7 @@ def bench(style: str, rng_name: str, n: int, seed: int, pool: mp.pool.Pool,
                 orient_wrong += 1
         elif got == "REJECT":
             rejected += 1
+            reasons[f"{label}: {read.reason}"] += 1
         else:
             misread += 1
             if len(examples) < 5:
@@ -89,6 +92,7 @@ def bench(style: str, rng_name: str, n: int, seed: int, pool: mp.pool.Pool,
         "ms_median": float(np.median(wall)), "ms_p99": float(np.percentile(wall, 99)),
         "cpu_median": float(np.median(cpu)), "cpu_p99": float(np.percentile(cpu, 99)),
         "examples": examples,  # type: ignore[dict-item]
+        "reasons": reasons,  # type: ignore[dict-item]
     }
 
 
@@ -139,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
                       flush=True)
                 for e in r["examples"]:  # type: ignore[attr-defined]
                     print(f"    misread: {e}")
+                for why, count in r["reasons"].most_common(5):  # type: ignore[attr-defined]
+                    print(f"    rejected {count}x  {why}")
     print("targets: guided >= 99.90% and no misread; full >= 99.00% and <= 0.05% misread; "
           f"median <= {MS_TARGET} ms; orient = correct cards with the wrong orientation")
     return 0 if ok or not args.strict else 1
