@@ -109,6 +109,11 @@ def test_grey_frames_read(readers: dict) -> None:
         assert frame.ndim == 2
         read = reader.read(frame)
         assert read.kind == "card" and read.card is parse_card(code)
+    # the cut card is told by its colour: in grey it is rejected, never a card
+    cut, _ = render.render_frame("CUT", "classic", GUIDED, seed=1, grey=True)
+    assert reader.read(cut).kind == "reject"
+    empty, _ = render.render_frame("NONE", "classic", GUIDED, seed=1, grey=True)
+    assert reader.read(empty).kind == "empty"
 
 
 def test_each_design_needs_its_own_profile(readers: dict) -> None:
