@@ -46,6 +46,10 @@ class Region:
     top_left: tuple[float, float]  # frame px: the card's top-left corner (deskewed)
     bottom_right: tuple[float, float]
     touches_border: bool
+    #: the top-left / bottom-right corner is at (or beyond) the edge of the frame: the
+    #: frame cuts the card off there
+    clipped_tl: bool = False
+    clipped_br: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,47 +106,42 @@ def channel_min(img: np.ndarray) -> np.ndarray:
     return cv2.min(cv2.min(b, g), r)
 
 
-def _fold(deg: np.ndarray) -> np.ndarray:
-    return (deg + 45.0) % 90.0 - 45.0
-
-
 def _outline_angle(pts: np.ndarray, w: int, h: int) -> float | None:
     """Dominant edge direction of a closed outline (small px), folded into [-45, 45)."""
     n = len(pts)
     k = 8
     if n < 3 * k:
         return None
-    ahead = np.roll(pts, -k, axis=0)
-    d = ahead - pts
+    d = np.concatenate((pts[k:], pts[:k])) - pts
     edge = (pts[:, 0] <= 0) | (pts[:, 0] >= w - 1) | (pts[:, 1] <= 0) | (pts[:, 1] >= h - 1)
-    on_border = edge | np.roll(edge, -k)
-    d = d[~on_border]
-    if len(d) < k:
+    idx = np.flatnonzero(~(edge | np.concatenate((edge[k:], edge[:k]))))
+    if len(idx) < k:
         return None
-    raw = np.degrees(np.arctan2(d[:, 1], d[:, 0]))
-    med = float(np.median(_fold(raw)))
-    # the straight runs of the outline near the dominant direction; a line fitted to
-    # each run's points gives its direction without pixel stepping
-    diff = _fold(raw - med)
-    near = np.abs(diff) < 8.0
-    side = np.round((raw - med) / 90.0).astype(np.int64) % 4
-    idx = np.nonzero(~on_border)[0]
-    src = pts[idx]
-    key = np.where(near, side, -1)
-    breaks = np.nonzero((np.diff(key) != 0) | (np.diff(idx) != 1))[0] + 1
-    total, acc = 0, 0.0
-    for run_start, run_end in zip(np.r_[0, breaks], np.r_[breaks, len(key)], strict=True):
-        cnt = int(run_end - run_start)
-        if key[run_start] < 0 or cnt < 2 * k:
-            continue
-        run = src[run_start:run_end].astype(np.float32)
-        vx, vy = cv2.fitLine(run, cv2.DIST_L2, 0, 0.01, 0.01)[:2, 0]
-        a = float(_fold(np.array(math.degrees(math.atan2(vy, vx)) - med)))
-        acc += a * cnt
-        total += cnt
-    if total == 0:
+    raw = np.degrees(np.arctan2(d[idx, 1], d[idx, 0]))
+    # the most common direction, to a degree (a histogram of the folded directions)
+    folded = (raw + 45.0) % 90.0
+    med = float(np.argmax(np.bincount(folded.astype(np.int64), minlength=90))) + 0.5 - 45.0
+    # the straight runs of the outline near that direction, one line fitted to each
+    diff = (raw - med + 45.0) % 90.0 - 45.0
+    side = np.rint((raw - med) / 90.0).astype(np.int64) % 4
+    key = np.where(np.abs(diff) < 8.0, side, -1)
+    cut = np.flatnonzero((key[1:] != key[:-1]) | (idx[1:] - idx[:-1] != 1)) + 1
+    starts = np.concatenate(([0], cut))
+    counts = np.diff(np.concatenate((starts, [len(key)])))
+    keep = (key[starts] >= 0) & (counts >= 2 * k)
+    if not keep.any():
         return med
-    return float(_fold(np.array(med + acc / total)))
+    # per run, the principal direction of its points (a least-squares line), all runs
+    # at once: sums per run by reduceat, then the orientation of the scatter matrix
+    src = pts[idx]
+    x, y = src[:, 0], src[:, 1]
+    sums = np.add.reduceat(np.stack([x, y, x * x, y * y, x * y]), starts, axis=1)[:, keep]
+    c = counts[keep].astype(np.float64)
+    mx, my = sums[0] / c, sums[1] / c
+    sxx, syy, sxy = sums[2] / c - mx * mx, sums[3] / c - my * my, sums[4] / c - mx * my
+    run_angle = np.degrees(0.5 * np.arctan2(2 * sxy, sxx - syy))
+    a = (run_angle - med + 45.0) % 90.0 - 45.0
+    return float((med + float((a * c).sum() / c.sum()) + 45.0) % 90.0 - 45.0)
 
 
 def find_regions(small: np.ndarray, min_area: float, max_regions: int = 2,
@@ -192,7 +191,11 @@ def find_regions(small: np.ndarray, min_area: float, max_regions: int = 2,
         tl = (u0 * ct - v0 * st, u0 * st + v0 * ct)
         br = (u1 * ct - v1 * st, u1 * st + v1 * ct)
         touches = bool(x <= 0 or y <= 0 or x + bw >= w or y + bh >= h)
-        regions.append(Region(area, angle, mean, rlevel, tl, br, touches))
+        fw, fh = w * SMALL, h * SMALL
+        margin = 2 * SMALL
+        clipped_tl, clipped_br = (
+            not (margin <= px < fw - margin and margin <= py < fh - margin) for px, py in (tl, br))
+        regions.append(Region(area, angle, mean, rlevel, tl, br, touches, clipped_tl, clipped_br))
     return level, regions
 
 

@@ -228,6 +228,10 @@ class DeckLearner:
             "index_right": right - p, "index_bottom": bottom - p,
             "crop_size": crop_size,
             "index_centre": [centre[0] - p, centre[1] - p],
+            "index_box": [float(np.median([min(b.rank_box[0], b.suit_box[0]) for b in g])) - p,
+                          float(np.median([b.rank_box[1] for b in g])) - p,
+                          float(np.median([max(b.rank_box[2], b.suit_box[2]) for b in g])) - p,
+                          float(np.median([b.suit_box[3] for b in g])) - p],
             "min_part": max(6, round(0.02 * rank_h * rank_h)),
             "min_region_area": 0.5 * index_area,
         }

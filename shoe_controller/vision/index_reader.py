@@ -42,6 +42,8 @@ _CARDS = {(c.rank, c.suit): c for c in ALL_CARDS}
 RANK_NAMES = "A23456789TJQK"
 #: The calibrated scale may vary 0.85-1.15; glyph sizes are accepted a little beyond.
 SCALE_RANGE = (0.75, 1.32)
+#: The scale range of DESIGN.md, for what must be in view.
+CORE_SCALES = (0.85, 1.15)
 
 
 class IndexReader:
@@ -62,7 +64,13 @@ class IndexReader:
         self._suits = _Templates(profile.suit_templates)
         self._crop = (int(g["crop_size"][0]), int(g["crop_size"][1]))
         self._min_part = int(g["min_part"])
-        self._centre = (float(g["index_centre"][0]), float(g["index_centre"][1]))
+        # the part of the frame any index covers, whatever its scale (card pixels from
+        # the corner, less a few for the corner's uncertainty): the box at the largest
+        # scale's near edges and the smallest scale's far edges
+        x0, y0, x1, y1 = (float(v) for v in g["index_box"])
+        lo, hi = CORE_SCALES
+        self._core = [(hi * x0 + 3, hi * y0 + 3), (lo * x1 - 3, hi * y0 + 3),
+                      (hi * x0 + 3, lo * y1 - 3), (lo * x1 - 3, lo * y1 - 3)]
         self._layout = {c: tuple(float(v) for v in g["layout"][c.code]) for c in ALL_CARDS}
         heights = [lay[0] for lay in self._layout.values()]
         self._rank_h_range = (SCALE_RANGE[0] * min(heights), SCALE_RANGE[1] * max(heights))
@@ -91,7 +99,13 @@ class IndexReader:
         why = ""
         depth = -1
         for region in regions:
-            for down in (False, True):
+            # the corner the frame does not cut off first; once a card is read, a corner
+            # beyond the frame holds no second whole index
+            corners = sorted(((False, region.clipped_tl), (True, region.clipped_br)),
+                             key=lambda c: c[1])
+            for down, clipped in corners:
+                if clipped and reads:
+                    continue
                 got = self._read_corner(frame, region, down)
                 if isinstance(got[0], Card):
                     reads.append(got)  # type: ignore[arg-type]
@@ -128,8 +142,8 @@ class IndexReader:
     def _read_corner(self, frame: np.ndarray, region: Region, down: bool
                      ) -> tuple[Card, str, float] | tuple[int, str]:
         """A card read at one corner, or (how far it got, why not)."""
-        if not self._centre_in_view(frame, region, down):
-            return (0, "no index in view")
+        if not self._index_can_be_in_view(frame, region, down):
+            return (0, "no whole index in view")
         crop = crop_corner(frame, region, down, self._crop)
         glyphs = extract_index(crop, self._min_part)
         if isinstance(glyphs, str):
@@ -157,19 +171,18 @@ class IndexReader:
         confidence = min(rank_best, suit_best)
         return (card, "down" if down else "up", confidence)
 
-    def _centre_in_view(self, frame: np.ndarray, region: Region, down: bool) -> bool:
-        """Could an index at this corner be in view (its centre, at the smallest or the
-        largest scale, inside the frame)? A corner far outside the frame is skipped."""
+    def _index_can_be_in_view(self, frame: np.ndarray, region: Region, down: bool) -> bool:
+        """Could a whole index at this corner be in view? Not when part of the area every
+        index covers (at any scale of the range) is out of the frame."""
         h, w = frame.shape[:2]
         t = math.radians(region.angle) + (math.pi if down else 0.0)
         ct, st = math.cos(t), math.sin(t)
         cx, cy = region.bottom_right if down else region.top_left
-        for scale in SCALE_RANGE:
-            u, v = self._centre[0] * scale, self._centre[1] * scale
+        for u, v in self._core:
             x, y = cx + u * ct - v * st, cy + u * st + v * ct
-            if 0 <= x < w and 0 <= y < h:
-                return True
-        return False
+            if not (0 <= x < w and 0 <= y < h):
+                return False
+        return True
 
     def _layout_problem(self, g: IndexGlyphs, card: Card) -> str:
         """Does the index look like the learned one of this card (sizes, suit place)?"""
