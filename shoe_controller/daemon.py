@@ -99,6 +99,12 @@ _STOP = Item(None, "stop")
 PROJECTION_IDLE = 0.02
 #: ... and the longest it is deferred while inputs keep coming.
 PROJECTION_MAX_WAIT = 1.0
+#: Seconds without input after which the core loop stages the public display state
+#: folded since the last one (its JSON is ~18 kB: encoding and staging it right after a
+#: card held up that card's message by ~1 ms); by then the card's message is out.
+DISPLAY_IDLE = 0.002
+#: ... and the longest it waits while inputs keep coming.
+DISPLAY_MAX_WAIT = 0.25
 #: Events after which the projection analyses a round (what must not pile up).
 _ROUND_ENDS = frozenset({"result_confirmed", "round_voided", "shoe_ended"})
 #: The interpreter's thread switch interval while a daemon runs (Python's default: 5 ms).
@@ -494,15 +500,41 @@ class Daemon:
         """The core loop, until :meth:`stop` (or SIGTERM via :meth:`install_signals`)."""
         interval = self.notifier.watchdog_interval() or 5.0
         tick = min(interval, 1.0)
+        publisher = self.publisher
+        if publisher is not None:
+            publisher.defer_display = True  # staged below, once idle
+        try:
+            self._loop(interval, tick)
+            self.run_projection()  # a clean stop loses no analysis
+        finally:
+            if publisher is not None:
+                publisher.defer_display = False
+                with contextlib.suppress(Exception):
+                    publisher.stage_display()
+
+    def _display_waits(self) -> float | None:
+        """Since when the publisher's display state waits to be staged, if it does."""
+        return None if self.publisher is None else getattr(
+            self.publisher, "display_pending_since", None)
+
+    def _loop(self, interval: float, tick: float) -> None:
         while not self.stopping.is_set():
+            timeout = PROJECTION_IDLE if self._unprotected else tick
+            if self._display_waits() is not None:
+                timeout = DISPLAY_IDLE
             try:
-                item = self.queue.get(timeout=PROJECTION_IDLE if self._unprotected else tick)
+                item = self.queue.get(timeout=timeout)
             except queue.Empty:
                 item = None
             if item is _STOP:
                 break
             if item is not None:
                 self.handle(item, defer_projection=True)
+                since = self._display_waits()
+                if since is not None and time.monotonic() - since >= DISPLAY_MAX_WAIT:
+                    self.publisher.stage_display()
+            elif self._display_waits() is not None:  # idle: the card's message is out
+                self.publisher.stage_display()
             elif self._unprotected:  # idle: now the analysis
                 self.run_projection()
             now = self.clock()
@@ -512,7 +544,6 @@ class Daemon:
             if now - self._last_status >= 5.0:
                 self.notifier.status(self.describe())
                 self._last_status = now
-        self.run_projection()  # a clean stop loses no analysis
 
     def drain(self) -> None:
         """Handle whatever is already queued (tests, and a clean stop)."""

@@ -46,3 +46,28 @@ def test_a_value_that_looks_like_the_roads_mark_does_not_confuse_it(tmp_path: Pa
     finally:
         publisher.stop()
         journal.close()
+
+
+def test_deferred_display_state_is_staged_by_stage_display_or_flush(tmp_path: Path) -> None:
+    journal = Journal.open(str(tmp_path / "j.sqlite3"), table_id="T1")
+    config = MqttConfig(url="mqtt://127.0.0.1:1", release="per_card")  # no broker: rows stay
+    publisher = Publisher(journal, config, "T1", hmac_key=b"k")
+    try:
+        publisher.defer_display = True
+        publisher.append([{"type": "shoe_started", "shoe": 1, "decks": 8},
+                          {"type": "round_started", "shoe": 1, "round": 1}])
+        assert publisher.pending() == 2  # the casino messages only
+        assert publisher.display_pending_since is not None
+        publisher.stage_display()
+        assert publisher.pending() == 3 and publisher.display_pending_since is None
+        publisher.append([{"type": "card_dealt", "shoe": 1, "round": 1, "hand": "player",
+                           "position": 1, "card": "QH", "orientation": None}])
+        assert publisher.pending() == 4
+        publisher.flush(0.01)  # stages the waiting display state (it replaces the old one)
+        assert publisher.pending() == 4 and publisher.display_pending_since is None
+        expected = display_payload(to_payload(publisher._display))
+        assert publisher._display_bytes == expected
+        assert b'"cards":["QH"]' in expected
+    finally:
+        publisher.stop(timeout=0.5)
+        journal.close()

@@ -110,6 +110,12 @@ class Publisher:
         self._sender = Sender(journal.path, config.max_inflight, self._restage_display)
         self._link: Any = None
         self._stopped = False
+        #: Leave the display state's encoding and staging to :meth:`stage_display` (the
+        #: daemon's loop calls it once idle): see :meth:`_stage_display`. Off by default:
+        #: every append/submit stages the display state itself.
+        self.defer_display = False
+        #: monotonic time since when a deferred display state waits (None: none waits)
+        self.display_pending_since: float | None = None
 
     # -- life cycle ------------------------------------------------------------------
 
@@ -136,6 +142,7 @@ class Publisher:
         """Stop sending (unacknowledged messages stay in the outbox for the next start),
         publish ``offline``, disconnect. A stopped Publisher is not started again: make
         a new one (it catches up from the journal)."""
+        self.stage_display()
         self._stopped = True
         self._sender.stop(timeout)
         if self._link is not None:
@@ -247,6 +254,7 @@ class Publisher:
 
         Held events are not waited for: they leave when their round is confirmed.
         """
+        self.stage_display()
         deadline = time.monotonic() + timeout
         while True:
             if self.pending() == 0:
@@ -333,12 +341,15 @@ class Publisher:
         Fold ``released`` into the display state and stage its payload if it changed.
 
         Why after, in a transaction of its own: rebuilding and serialising the whole
-        display state is the largest CPU cost of a card (1-5 ms); done first, the card's
-        casino message waited for it. The retained display state needs no place in the
-        journal's transaction: it is a projection of the journal, rebuilt on start and
-        re-sent on every (re)connect (:meth:`_restage_display`), so a crash between the
-        two transactions loses nothing. A failure here is logged, not raised: the events
-        are journaled and the casino messages staged; the next change re-sends the state.
+        display state is the largest CPU cost of a card; done first, the card's casino
+        message waited for it, and done right after it still holds up paho's network
+        thread (which needs the interpreter to send that message). So with
+        :attr:`defer_display` only the fold (microseconds) happens here, and the daemon
+        stages the state once its loop is idle (:meth:`stage_display`): cards dealt faster
+        than that coalesce into one display message. The retained display state needs no
+        place in the journal's transaction: it is a projection of the journal, rebuilt on
+        start and re-sent on every (re)connect (:meth:`_restage_display`), so a crash
+        before it is staged loses nothing.
         """
         if not self._display_on or (not released and self._display_bytes is not None):
             return
@@ -348,7 +359,25 @@ class Publisher:
         for item in released:
             display = project(display, item.data)
         self._display = display
-        new_bytes = self._encode_display(display)
+        if self.display_pending_since is None:
+            self.display_pending_since = time.monotonic()
+        if not self.defer_display:
+            self._stage_display_now()
+
+    def stage_display(self) -> None:
+        """Stage the display state folded since the last one, if any (any thread)."""
+        if self.display_pending_since is None:
+            return
+        with self._stage_lock:
+            if self.display_pending_since is not None and not self._stopped:
+                self._stage_display_now()
+
+    def _stage_display_now(self) -> None:
+        """(under _stage_lock) Encode the display state; stage it if it changed. A failure
+        is logged, not raised: the events are journaled and the casino messages staged;
+        the next change or reconnect sends the state."""
+        self.display_pending_since = None
+        new_bytes = self._encode_display(self._display)
         if new_bytes == self._display_bytes:
             return
         try:
