@@ -1,9 +1,10 @@
 """Learning a deck: calibration frames -> a :class:`~shoe_controller.vision.profile.Profile`.
 
 The input is one frame per card code (the card as the camera sees it in the calibrated
-position, upright) and one of the cut card. From them: the rank glyphs (each rank
-averaged over its four suits), the suit glyphs (each averaged over its thirteen ranks),
-the index layout and glyph sizes, the face, ink and cut-card colours. The learned
+position, upright or upside down, its index fully in view) and one of the cut card.
+From them: the rank glyphs (each rank averaged over its four suits), the suit glyphs
+(each averaged over its thirteen ranks), the index layout and glyph sizes, the face,
+ink and cut-card colours. The learned
 profile is then checked by reading every calibration frame back: a deck that does not
 read back perfectly is refused with the cards that failed.
 
@@ -36,7 +37,7 @@ from shoe_controller.vision.index_glyphs import (
 )
 from shoe_controller.vision.profile import DEFAULT_THRESHOLDS, Profile
 
-__all__ = ["DeckLearner", "LearnError", "learn_profile"]
+__all__ = ["DeckLearner", "LearnError", "card_regions", "learn_profile", "template_separation"]
 
 #: When the whole card width is in view, the index is looked for within these shares of
 #: it (width, height) from the top-left corner; otherwise within ``DEFAULT_LEARN_BOX``.
@@ -213,9 +214,6 @@ class DeckLearner:
             var = np.array([_layout(v) for v in sample.variants])
             layout[code] = [rh, ldx, ldy] + [
                 float(f(var[:, i])) for i in (1, 4, 5) for f in (np.min, np.max)]
-        centre = [float(np.median([(min(b.rank_box[0], b.suit_box[0])
-                                    + max(b.rank_box[2], b.suit_box[2])) / 2 for b in g])),
-                  float(np.median([(b.rank_box[1] + b.suit_box[3]) / 2 for b in g]))]
         right = max(max(b.rank_box[2], b.suit_box[2]) for b in g)
         bottom = max(b.suit_box[3] for b in g)
         p = CORNER_PAD
@@ -227,7 +225,6 @@ class DeckLearner:
             "layout": layout,
             "index_right": right - p, "index_bottom": bottom - p,
             "crop_size": crop_size,
-            "index_centre": [centre[0] - p, centre[1] - p],
             "index_box": [float(np.median([min(b.rank_box[0], b.suit_box[0]) for b in g])) - p,
                           float(np.median([b.rank_box[1] for b in g])) - p,
                           float(np.median([max(b.rank_box[2], b.suit_box[2]) for b in g])) - p,
