@@ -9,8 +9,9 @@ one input at a time and, in this order:
 2. appends those events to the journal (one SQLite transaction, fsynced, hash-chained;
    the outbox rows go in the same transaction) — nothing acts on an event before this;
 3. folds them into the shoe state (``evolve``) and the dealer panel (``lights.project``);
-4. hands them to the outputs: LEDs and buzzer (the publisher already staged them with
-   the release policy and the public display projection), observers (the virtual
+4. hands them to the outputs: LEDs and buzzer (the publisher already staged the casino
+   messages with the release policy and handed them to paho; the public display state
+   is staged once the loop is idle, :data:`DISPLAY_IDLE`), observers (the virtual
    dealer), the shoe's draw lock (engaged while play is paused);
 5. runs the game-protection projection over those events (exact odds of what is left,
    integrity tests) and journals and outputs what it raises the same way — once the
