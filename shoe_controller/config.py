@@ -370,6 +370,15 @@ def _toml_value(v: Any) -> str:
     raise TypeError(f"cannot write {v!r} as TOML")
 
 
+def _section_defaults(section: str, struct: type) -> dict[str, Any]:
+    """A section's defaults as plain values; ``[rules]`` without the sections folded into it."""
+    defaults = msgspec.to_builtins(struct())
+    if section == "rules":
+        for key in _OWN_SECTIONS:
+            defaults.pop(key, None)
+    return defaults
+
+
 def _field_comments(struct: type) -> dict[str, list[str]]:
     """Comments written just above each field in the Struct's source (``#:`` or ``#``)."""
     import inspect
@@ -411,10 +420,7 @@ def example_toml() -> str:
             out += ["# " + line.strip() if line.strip() else "#" for line in doc.splitlines()]
         out.append(f"[{section}]")
         comments = _field_comments(struct)
-        defaults = msgspec.to_builtins(struct())
-        if section == "rules":
-            for key in _OWN_SECTIONS:
-                defaults.pop(key, None)
+        defaults = _section_defaults(section, struct)
         for key, value in defaults.items():
             for c in comments.get(key, []):
                 out.append(f"# {c}" if c else "#")
@@ -489,10 +495,7 @@ def reference_markdown() -> str:
             out.append(" ".join(line.strip() for line in doc.splitlines()) + "\n")
         out.append("| key | default | meaning |\n|---|---|---|")
         comments = _field_comments(struct)
-        defaults = msgspec.to_builtins(struct())
-        if section == "rules":
-            for key in _OWN_SECTIONS:
-                defaults.pop(key, None)
+        defaults = _section_defaults(section, struct)
         for key, value in defaults.items():
             if isinstance(value, list | tuple) and value and isinstance(value[0], dict):
                 shown = f"{len(value)} rows (see examples/table.toml)"
