@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 import msgspec
 
@@ -51,22 +51,6 @@ PassBoundary = Literal["auto", "sensor", "presence"]
 SourceKind = Literal["usb", "picamera", "folder", "video", "synthetic"]
 
 #: Symbologies zxing-cpp can be restricted to (names of ``zxingcpp.BarcodeFormat``).
-SYMBOLOGIES = (
-    "Code128",
-    "Code39",
-    "Code93",
-    "Codabar",
-    "ITF",
-    "EAN8",
-    "EAN13",
-    "UPCA",
-    "DataBar",
-    "QRCode",
-    "MicroQRCode",
-    "DataMatrix",
-    "Aztec",
-    "PDF417",
-)
 Symbology = Literal[
     "Code128",
     "Code39",
@@ -83,6 +67,7 @@ Symbology = Literal[
     "Aztec",
     "PDF417",
 ]
+SYMBOLOGIES: tuple[str, ...] = get_args(Symbology)
 
 #: ``[D<deck>-]<rank><suit>``: ``QH``, ``TS``, ``10S``, ``D3-QH``. Case-insensitive.
 DEFAULT_BARCODE_PATTERN = r"(?:D(?P<deck>[0-9]{1,2})-)?(?P<rank>10|[A2-9TJQK])(?P<suit>[SHDC])"
