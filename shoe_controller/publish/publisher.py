@@ -381,15 +381,7 @@ class Publisher:
         if new_bytes == self._display_bytes:
             return
         try:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                rows = outbox.stage(self._conn, [outbox.Message(
-                    self.topics.display_state, new_bytes, retain=True,
-                    coalesce_key="display")], self._staged_through)
-                self._conn.execute("COMMIT")
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
+            rows = self._stage_display_row(new_bytes)
         except Exception:
             log.exception("outbox: cannot stage the display state (re-sent with the next "
                           "change or reconnect)")
@@ -420,16 +412,21 @@ class Publisher:
         with self._stage_lock:
             if not self._display_on or self._display_bytes is None or self._stopped:
                 return
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                rows = outbox.stage(self._conn, [outbox.Message(
-                    self.topics.display_state, self._display_bytes, retain=True,
-                    coalesce_key="display")], self._staged_through)
-                self._conn.execute("COMMIT")
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._staged(rows, fast=False)
+            self._staged(self._stage_display_row(self._display_bytes), fast=False)
+
+    def _stage_display_row(self, payload: bytes) -> list[outbox.Row]:
+        """(under _stage_lock) Commit ``payload`` as the retained display state's outbox
+        row, replacing any unsent one; return the rows for :meth:`_staged`."""
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            rows = outbox.stage(self._conn, [outbox.Message(
+                self.topics.display_state, payload, retain=True,
+                coalesce_key="display")], self._staged_through)
+            self._conn.execute("COMMIT")
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        return rows
 
     # -- sender thread ---------------------------------------------------------------
 
