@@ -5,9 +5,10 @@ messages in flight, and a cursor (the highest row id handed over; row ids only g
 Two ways out:
 
 - the *fast path*, on the caller's thread right after staging: fresh rows go straight to
-  paho when nothing older is waiting and the window has room (no thread hop, no database
-  read: this is what keeps card-to-subscriber latency low). It never blocks: if the
-  sender thread is busy, the rows are left to it;
+  paho, which writes them to the socket on that thread, when nothing older is waiting
+  and the window has room (no thread hop, no database read: this is what keeps
+  card-to-subscriber latency low). It never blocks: if the sender thread or the MQTT
+  client is busy, the rows are left to the sender thread;
 - the *sender thread*: deletes acknowledged rows (PUBACK without a failure reason),
   re-sends refused ones after :data:`RETRY_AFTER_REFUSAL`, and sends the backlog (rows
   left from an earlier run, or queued during an outage) in row order.
@@ -42,6 +43,9 @@ log = logging.getLogger("shoe_controller.publish")
 RETRY_AFTER_REFUSAL = 2.0
 #: How often the sender looks around when nothing wakes it.
 _IDLE_WAIT = 0.25
+#: The longest the caller's thread (the daemon's core loop) waits for the MQTT client
+#: on the fast path: it is busy for longer only while reconnecting.
+_FAST_WAIT = 0.002
 
 
 class Sender:
@@ -111,11 +115,11 @@ class Sender:
                     or len(self._inflight) + len(rows) > self._window(link)):
                 return False
             for row in rows:
-                mid = link.publish(row.topic, row.payload, row.retain)
+                mid = link.publish(row.topic, row.payload, row.retain, wait=_FAST_WAIT)
                 self._inflight[mid] = row.id
                 self._cursor = row.id
             return True
-        except Exception:  # paho would not queue it: the sender thread retries
+        except Exception:  # busy or refused: the sender thread sends it from the cursor
             return False
         finally:
             self._send_lock.release()
