@@ -435,3 +435,30 @@ def test_never_more_in_flight_than_the_brokers_receive_maximum(tmp_path):
         pub.stop()
         rec.stop()
         journal.close()
+
+
+@pytest.mark.e2e
+def test_the_link_writes_on_the_callers_thread_and_its_thread_finishes_big_messages(broker):
+    from shoe_controller.publish.mqtt import MqttLink
+    from shoe_controller.publish.topics import Topics
+
+    acks: list[tuple[int, bool]] = []
+    link = MqttLink(MqttConfig(url=broker.url), Topics("shoe", "T1"),
+                    on_ack=lambda mid, ok, why: acks.append((mid, ok)))
+    rec = Recorder(broker.port, topic="shoe/T1/casino/events").start()
+    link.start()
+    try:
+        assert link.wait_connected(10)
+        small = link.publish("shoe/T1/casino/events", b'{"n":1}', retain=False)
+        # Written to the socket before publish() returned: nothing waits for a thread.
+        assert not link._client.want_write()
+        # More than a socket buffer takes at once: the network thread writes the rest.
+        big_payload = b'{"n":"' + b"7" * 4_000_000 + b'"}'
+        big = link.publish("shoe/T1/casino/events", big_payload, retain=False)
+        eventually(lambda: {small, big} <= {mid for mid, ok in acks if ok}, 20,
+                   "PUBACKs of both messages")
+        assert rec.wait_for(lambda r: len(r.on("events")) == 2)
+        assert rec.on("events") == [b'{"n":1}', big_payload]
+    finally:
+        link.stop()
+        rec.stop()
