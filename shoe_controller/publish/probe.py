@@ -18,10 +18,10 @@ import statistics
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-__all__ = ["ArrivalRecorder", "percentiles", "publish_latency"]
+__all__ = ["ArrivalRecorder", "SubscriberProcess", "percentiles", "publish_latency"]
 
 
 def percentiles(values: Sequence[float], which: Iterable[int] = (50, 99)) -> dict[int, float]:
@@ -39,9 +39,10 @@ def percentiles(values: Sequence[float], which: Iterable[int] = (50, 99)) -> dic
 
 class ArrivalRecorder:
     """Subscribe to ``topic`` on ``host:port``; ``arrivals[seq] = perf_counter()`` of the
-    first arrival of each casino envelope."""
+    first arrival of each casino envelope (also passed to ``on_arrival``)."""
 
-    def __init__(self, host: str, port: int, topic: str) -> None:
+    def __init__(self, host: str, port: int, topic: str,
+                 on_arrival: Callable[[int, float], None] | None = None) -> None:
         import json
 
         import paho.mqtt.client as mqtt
@@ -54,8 +55,12 @@ class ArrivalRecorder:
             now = time.perf_counter()
             seq = json.loads(msg.payload)["seq"]
             with self._cond:
-                self.arrivals.setdefault(seq, now)
+                first = seq not in self.arrivals
+                if first:
+                    self.arrivals[seq] = now
                 self._cond.notify_all()
+            if first and on_arrival is not None:
+                on_arrival(seq, now)
 
         self._client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
         self._client.on_message = on_message
@@ -80,6 +85,66 @@ class ArrivalRecorder:
     def close(self) -> None:
         self._client.loop_stop()
         self._client.disconnect()
+
+
+class SubscriberProcess:
+    """An :class:`ArrivalRecorder` in a process of its own, as a display or a casino
+    system is: its network thread then takes no interpreter time from the process being
+    measured (in the same process it does, and adds its wait to the figure). Arrival
+    times are ``time.perf_counter()`` in the child: CLOCK_MONOTONIC on Linux, one clock
+    for every process of the machine, so they compare with the parent's.
+    Same interface as :class:`ArrivalRecorder`: ``wait_for(seq)``, ``close()``.
+    """
+
+    def __init__(self, host: str, port: int, topic: str) -> None:
+        import subprocess
+        import sys
+
+        self.arrivals: dict[int, float] = {}
+        self._cond = threading.Condition()
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "shoe_controller.publish.probe", host, str(port), topic],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert self._proc.stdout is not None
+        if self._proc.stdout.readline().strip() != "subscribed":
+            self._proc.kill()
+            raise RuntimeError(f"could not subscribe to {topic} on {host}:{port}")
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self._proc.stdout is not None
+        for line in self._proc.stdout:
+            seq, at = line.split()
+            with self._cond:
+                self.arrivals.setdefault(int(seq), float(at))
+                self._cond.notify_all()
+
+    wait_for = ArrivalRecorder.wait_for
+
+    def close(self) -> None:
+        if self._proc.stdin is not None:
+            self._proc.stdin.close()  # the child exits at EOF
+        try:
+            self._proc.wait(5)
+        except Exception:
+            self._proc.kill()
+        self._reader.join(5)
+
+
+def _subscriber_main(host: str, port: int, topic: str) -> None:
+    """The child of :class:`SubscriberProcess`: one line ``seq perf_counter`` per first
+    arrival on stdout, until stdin closes."""
+    import sys
+
+    def report(seq: int, at: float) -> None:
+        sys.stdout.write(f"{seq} {at!r}\n")
+        sys.stdout.flush()
+
+    recorder = ArrivalRecorder(host, port, topic, on_arrival=report)
+    print("subscribed", flush=True)
+    sys.stdin.read()
+    recorder.close()
 
 
 def publish_latency(host: str, port: int, n: int = 500, warmup: int = 20,
@@ -120,3 +185,9 @@ def summary(latencies: Sequence[float]) -> str:
     p = percentiles(latencies, (50, 99))
     return (f"n={len(latencies)} p50={p[50] * 1e3:.2f} ms p99={p[99] * 1e3:.2f} ms "
             f"max={max(latencies) * 1e3:.2f} ms mean={statistics.fmean(latencies) * 1e3:.2f} ms")
+
+
+if __name__ == "__main__":
+    import sys
+
+    _subscriber_main(sys.argv[1], int(sys.argv[2]), sys.argv[3])
