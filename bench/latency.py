@@ -147,9 +147,10 @@ def daemon_latency(broker: Mosquitto, cards: int, via_serial: bool,
     return latencies
 
 
-def fsync_floor(n: int, directory: str | None) -> list[float]:
-    """Seconds per bare journal append of one event (SQLite WAL + fsync) on the same disk:
-    the floor under the figures above, for reading them."""
+def fsync_floor(n: int, directory: str | None, gap: float) -> list[float]:
+    """Seconds per bare journal append of one event (SQLite WAL + fsync) on the same disk,
+    ``gap`` seconds apart: the floor under the figures above, for reading them. (At the
+    same pace: on this VM an fsync after 50 ms idle takes twice one back to back.)"""
     work = tempfile.mkdtemp(prefix="bench-fsync-", dir=directory)
     out = []
     with Journal.open(os.path.join(work, "journal.sqlite3"), table_id="BENCH") as j:
@@ -158,6 +159,7 @@ def fsync_floor(n: int, directory: str | None) -> list[float]:
             j.append([{"type": "card_dealt", "shoe": 1, "round": i + 1, "hand": "player",
                        "position": 1, "card": "QH", "orientation": None}])
             out.append(time.perf_counter() - t0)
+            time.sleep(gap)
     return out
 
 
@@ -227,8 +229,8 @@ def main() -> int:
             lat = daemon_latency(broker, args.cards, via_serial=True, directory=args.dir,
                                  gap=gap)
             print(f"    from the shoe's scanner event (pty): {fmt(lat)}")
-        print(f"  (floor: one bare journal append with fsync on that disk: "
-              f"{fmt(fsync_floor(args.cards, args.dir))})")
+            print(f"    (floor: one bare journal append with fsync on that disk: "
+                  f"{fmt(fsync_floor(args.cards, args.dir, gap))})")
         rss, secs = peak_rss_mb(broker)
         print(f"  daemon peak RSS (simulate, 1 shoe of 8 decks in {secs:.1f} s): {rss:.1f} MB "
               "(target <= 150 MB)")
