@@ -45,6 +45,7 @@ from typing import Any, Protocol
 
 from shoe_controller.dealer.lights import Lights, event_type, project, supervisor_key
 from shoe_controller.game.inputs import Fault, Input
+from shoe_controller.journal import Checkpointer, Journal
 from shoe_controller.sdnotify import Notifier
 
 __all__ = [
@@ -258,6 +259,8 @@ class Daemon:
         self.resumed_events = 0
         self.inputs_handled = 0
         self.errors = 0
+        #: WAL checkpoints off the card's path (started with the daemon)
+        self.checkpointer: Checkpointer | None = None
         self._last_watchdog = 0.0
         self._last_status = 0.0
         self._locked: bool | None = None
@@ -357,6 +360,8 @@ class Daemon:
             if getattr(self.station, "key_on", False):  # the key was left on: no alarm sound
                 self.lights = supervisor_key(self.lights, on=True)
             self.station.show(self.lights)
+        if isinstance(self.journal, Journal):
+            self.checkpointer = Checkpointer(self.journal).start()
         if self.publisher is not None:
             self.publisher.start()
         for source in self.sources:
@@ -577,6 +582,8 @@ class Daemon:
         if self.fingerprints is not None:
             with contextlib.suppress(Exception):
                 self.fingerprints.close()
+        if self.checkpointer is not None:
+            self.checkpointer.stop()
         self.journal.close()
         self.notifier.close()
 
@@ -653,7 +660,7 @@ def build_daemon(config: Any, state_dir: str, *, cards: str = "camera",
     from shoe_controller.daemon_inputs import ControlSocketInput, SerialInput
     from shoe_controller.dealer.config import GpioConfig
     from shoe_controller.dealer.station import Station, StationError
-    from shoe_controller.journal import Journal, JournalError
+    from shoe_controller.journal import JournalError
     from shoe_controller.publish.config import JournalConfig, MqttConfig
     from shoe_controller.publish.publisher import Publisher
     from shoe_controller.vision.barcode import BarcodeMapping

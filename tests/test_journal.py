@@ -16,6 +16,7 @@ import pytest
 from shoe_controller.cli import main
 from shoe_controller.journal import (
     GENESIS,
+    Checkpointer,
     Journal,
     JournalCorrupt,
     JournalError,
@@ -335,3 +336,38 @@ def test_a_full_disk_is_a_clear_error_and_writes_nothing(path):
         assert j.append(big[:1])[0].seq == 6  # and it goes on once there is room
     with Journal.open(path, table_id="T1") as j:
         assert j.verify() == 6
+
+
+def _fill_wal(journal: Journal, commits: int) -> None:
+    """``commits`` appends of ~20 kB each: six or more WAL frames per commit."""
+    for i in range(commits):
+        journal.append([{"type": "note", "n": i, "text": "x" * 20_000}])
+
+
+def test_appends_leave_wal_checkpoints_to_the_checkpointer_which_runs_when_idle(tmp_path):
+    wal = tmp_path / "j.sqlite3-wal"
+    page = 4096 + 24  # one WAL frame
+    with Journal.open(tmp_path / "j.sqlite3") as journal:
+        checkpointer = Checkpointer(journal, idle=2.0, every=0.05).start()
+        try:
+            _fill_wal(journal, 300)
+            # No append ran a checkpoint: the WAL holds all of them, far past SQLite's
+            # 1000-page threshold (which the control below stays under).
+            assert wal.stat().st_size > 1800 * page
+            assert checkpointer.wait_runs(1, timeout=20), "no checkpoint once idle"
+            frames, copied = checkpointer.last
+            assert frames >= 1800 and copied == frames
+            # Copied whole: the next append starts the WAL afresh.
+            journal.append([{"type": "note", "n": -1}])
+            assert journal.checkpoint()[0] < 10
+        finally:
+            checkpointer.stop()
+        assert journal.verify() == 301
+
+
+def test_without_a_checkpointer_appends_checkpoint_as_sqlite_does(tmp_path):
+    # The control for the test above: SQLite's own checkpoints keep the WAL near
+    # 1000 pages when nothing defers them.
+    with Journal.open(tmp_path / "j.sqlite3") as journal:
+        _fill_wal(journal, 300)
+        assert (tmp_path / "j.sqlite3-wal").stat().st_size < 1100 * (4096 + 24)

@@ -95,7 +95,9 @@ class Publisher:
         self._display_on = config.display_feed
         # Staging connection (callers' threads, under _stage_lock). NORMAL sync is enough:
         # the journal (FULL) is the truth, and lost outbox rows are re-derived from it.
-        self._conn = connect(journal.path, synchronous="NORMAL")
+        # Its commits leave WAL checkpoints to the journal (or its Checkpointer): run
+        # here, one would stall the core loop staging a display state.
+        self._conn = connect(journal.path, synchronous="NORMAL", autocheckpoint=False)
         outbox.ensure_schema(self._conn)
         self._read_conn: Any = connect(journal.path, readonly=True)
         self._read_lock = threading.Lock()

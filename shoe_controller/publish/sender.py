@@ -158,7 +158,7 @@ class Sender:
                           "in the outbox and are sent on the next start")
 
     def _loop(self) -> None:
-        conn = connect(self._db_path, synchronous="NORMAL")
+        conn = connect(self._db_path, synchronous="NORMAL", autocheckpoint=False)
         retry: dict[int, float] = {}     # refused row id -> when to try again
         try:
             while True:
