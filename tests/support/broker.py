@@ -49,6 +49,7 @@ class Mosquitto:
             "allow_anonymous true",
             f"listener {self.port} 127.0.0.1",
             "max_queued_messages 100000",
+            "set_tcp_nodelay true",  # as systemd/mosquitto/shoe-controller.conf
         ]
         if self.ws_port:
             conf += [f"listener {self.ws_port} 127.0.0.1", "protocol websockets"]
