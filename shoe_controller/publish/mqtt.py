@@ -237,6 +237,13 @@ class MqttLink:
         if self._wake_r in readable:
             with contextlib.suppress(OSError):
                 self._wake_r.recv(4096)
+        # paho writes a byte to its own wake-up socket pair on every publish, meant for
+        # its own thread's select; nobody selects on it here (that would wake this thread
+        # on every card), so empty it as we go (non-blocking; paho's attribute).
+        paho_wake = getattr(client, "_sockpairR", None)
+        if paho_wake is not None:
+            with contextlib.suppress(OSError):
+                paho_wake.recv(65536)
         with self._io:
             rc = mqtt.MQTT_ERR_SUCCESS
             if sock in readable or pending:
