@@ -150,7 +150,8 @@ def _subscriber_main(host: str, port: int, topic: str) -> None:
 def publish_latency(host: str, port: int, n: int = 500, warmup: int = 20,
                     directory: str | None = None) -> list[float]:
     """Seconds from "card read" (just before the journal append) to arrival at a
-    subscriber, for ``n`` single ``card_dealt`` events under ``per_card`` release.
+    subscriber (a :class:`SubscriberProcess`), for ``n`` single ``card_dealt`` events
+    under ``per_card`` release.
     (The message is handed to paho inside the append call, right after the commit, so
     it may arrive before the call returns.)"""
     from shoe_controller.journal import Journal
@@ -161,7 +162,7 @@ def publish_latency(host: str, port: int, n: int = 500, warmup: int = 20,
     journal = Journal.open(os.path.join(work, "journal.sqlite3"), table_id="BENCH")
     config = MqttConfig(host=host, port=port, release="per_card", display_feed=False)
     publisher = Publisher(journal, config, "BENCH", hmac_key=b"bench")
-    recorder = ArrivalRecorder(host, port, publisher.topics.casino_events)
+    recorder = SubscriberProcess(host, port, publisher.topics.casino_events)
     publisher.start()
     latencies = []
     try:
