@@ -10,9 +10,9 @@ one input at a time and, in this order:
    the outbox rows go in the same transaction) — nothing acts on an event before this;
 3. folds them into the shoe state (``evolve``) and the dealer panel (``lights.project``);
 4. hands them to the outputs: LEDs and buzzer (the publisher already staged the casino
-   messages with the release policy and handed them to paho; the public display state
-   is staged once the loop is idle, :data:`DISPLAY_IDLE`), observers (the virtual
-   dealer), the shoe's draw lock (engaged while play is paused);
+   messages with the release policy and wrote them to the broker's socket; the public
+   display state is staged once the loop is idle, :data:`DISPLAY_IDLE`), observers (the
+   virtual dealer), the shoe's draw lock (engaged while play is paused);
 5. runs the game-protection projection over those events (exact odds of what is left,
    integrity tests) and journals and outputs what it raises the same way — once the
    loop is idle (:data:`PROJECTION_IDLE`), so its computation delays neither the card's
@@ -110,10 +110,10 @@ DISPLAY_MAX_WAIT = 0.25
 #: Events after which the projection analyses a round (what must not pile up).
 _ROUND_ENDS = frozenset({"result_confirmed", "round_voided", "shoe_ended"})
 #: The interpreter's thread switch interval while a daemon runs (Python's default: 5 ms).
-#: A card's message is handed to paho's network thread, which needs the interpreter to
-#: write it to the socket; while the core thread computes (a round's analysis, the display
-#: state) that thread waited up to the whole interval. 0.5 ms bounds that wait; the cost
-#: is a few more switches, only when threads contend.
+#: An input thread with a card (the serial link, the camera) waits for the interpreter
+#: behind whatever thread computes (the core loop's round analysis or display state) up to
+#: the whole interval before it can even queue the card. 0.5 ms bounds that wait; the
+#: cost is a few more switches, only when threads contend.
 SWITCH_INTERVAL = 0.0005
 
 
@@ -405,9 +405,9 @@ class Daemon:
         resuming rebuilds the projection's state from the core's events).
         ``defer_projection`` (the core loop): leave it for :meth:`run_projection`, which
         the loop calls once no input has come for :data:`PROJECTION_IDLE` — its few
-        milliseconds of CPU at the end of a round then delay neither the message just
-        handed to MQTT (paho's network thread needs the interpreter too) nor a card
-        read right after. The entries returned are then the core's only.
+        milliseconds of CPU at the end of a round then delay neither a card read right
+        after nor the threads reading its acknowledgements and the next card from the
+        shoe. The entries returned are then the core's only.
         """
         if item.origin in ("key_on", "key_off"):
             self.lights = supervisor_key(self.lights, on=item.origin == "key_on")

@@ -10,9 +10,10 @@ Flow, for each journaled event, in journal order::
 
 The core loop only touches SQLite (staging is one short transaction, or part of the
 journal's own transaction with :meth:`Publisher.append`) and, when the outbox has no
-backlog, hands the fresh rows to paho (which only queues them); everything that waits
-on the network runs on the sender thread and paho's network thread, so a slow or absent
-broker never blocks the game. Delivery is at least once; every re-send of a message is
+backlog, hands the fresh rows to paho, which writes them to the socket without waiting
+(:mod:`shoe_controller.publish.mqtt`); everything that waits on the network runs on the
+sender thread and the MQTT link's network thread, so a slow or absent broker never
+blocks the game. Delivery is at least once; every re-send of a message is
 byte-identical, and consumers de-duplicate by ``seq``.
 
 Typical use in the daemon::
@@ -344,8 +345,8 @@ class Publisher:
 
         Why after, in a transaction of its own: rebuilding and serialising the whole
         display state is the largest CPU cost of a card; done first, the card's casino
-        message waited for it, and done right after it still holds up paho's network
-        thread (which needs the interpreter to send that message). So with
+        message waited for it, and done right after it still holds up the next card and
+        the threads that read the acknowledgements. So with
         :attr:`defer_display` only the fold (microseconds) happens here, and the daemon
         stages the state once its loop is idle (:meth:`stage_display`): cards dealt faster
         than that coalesce into one display message. The retained display state needs no

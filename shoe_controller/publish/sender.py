@@ -134,7 +134,7 @@ class Sender:
             self._work = True
             self._cond.notify_all()
 
-    # -- paho callbacks (paho's network thread, holding paho's locks: be quick) ------
+    # -- paho callbacks (the link's network thread, holding paho's locks: be quick) -
 
     def on_ack(self, mid: int, ok: bool, why: str) -> None:
         with self._cond:
