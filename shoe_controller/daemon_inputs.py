@@ -38,6 +38,7 @@ from shoe_controller.game.inputs import (
     NewRound,
     NewShoe,
     Reveal,
+    ShoeOpened,
     UnreadableCard,
 )
 
@@ -105,6 +106,14 @@ def bridge_inputs(event: Any, mapping: Any | None = None) -> list[tuple[Input, s
         return [(inp, f"serial:{event.button}")]
     if kind == "shoe_loaded":
         return [(NewShoe(), "serial:shoe_loaded")]
+    if kind == "lid":
+        if not event.open:
+            log.info("shoe lid closed")
+            return []
+        return [(ShoeOpened("lid_opened", "the shoe's lid was opened"), "serial:lid")]
+    if kind == "shoe_empty":
+        return [(ShoeOpened("shoe_empty", "the shoe's presence sensor sees no cards"),
+                 "serial:shoe_empty")]
     if kind == "fault":
         name = "firmware_fault" if event.source == "device" else f"link_{event.name}"
         detail = f"{event.name}: {event.detail}" if event.detail else event.name

@@ -309,7 +309,14 @@ def test_a_tampered_journal_refuses_to_start(tmp_path: Path):
 
 
 def test_bridge_translation_and_exit_read_pairing():
-    from firmware_bridge.events import BridgeFault, ButtonPressed, CardRead, ShoeLoaded
+    from firmware_bridge.events import (
+        BridgeFault,
+        ButtonPressed,
+        CardRead,
+        LidChanged,
+        ShoeEmpty,
+        ShoeLoaded,
+    )
     from shoe_controller.vision.barcode import BarcodeMapping
     from shoe_controller.vision.config import BarcodeConfig
 
@@ -322,6 +329,11 @@ def test_bridge_translation_and_exit_read_pairing():
     assert foreign[0][0].__class__.__name__ == "ForeignCard"
     assert bridge_inputs(CardRead(seq=1, t_us=0, symbology="code128", payload=b"QH")) == []
     assert bridge_inputs(ShoeLoaded(seq=2, t_us=0)) == [(NewShoe(), "serial:shoe_loaded")]
+    assert bridge_inputs(LidChanged(seq=4, t_us=0, open=False)) == []
+    (lid, origin), = bridge_inputs(LidChanged(seq=5, t_us=0, open=True))
+    assert lid.kind == "lid_opened" and origin == "serial:lid"
+    (empty, _), = bridge_inputs(ShoeEmpty(seq=6, t_us=0))
+    assert empty.kind == "shoe_empty"
     assert bridge_inputs(ButtonPressed(seq=3, t_us=0, button="call_supervisor")) == []
     (fault, _), = bridge_inputs(BridgeFault(source="device", name="scanner_error"))
     assert fault == Fault("firmware_fault", "scanner_error")
@@ -487,6 +499,13 @@ def test_run_wiring_from_a_config_file_with_mock_pins_and_the_shoe_simulator(tmp
         dealt = [e.data for e in daemon.journal.replay() if e.type == "card_dealt"]
         assert dealt[-1]["card"] == "7C" and dealt[-1]["round"] == 2
         assert "round_resumed" in journal_types(daemon)
+        # The lid opens mid-shoe (cards may be added or taken): a fault, the alarm, and
+        # the round paused with the shoe's draw lock engaged until the supervisor acts.
+        sim.lid(True)
+        wait(lambda: "lid_opened" in [e.data.get("kind") for e in daemon.journal.replay()
+                                      if e.type == "fault"], "the lid's fault")
+        assert daemon.station.led_values()["fault"] and daemon.lights.buzzer
+        wait(lambda: sim.locked, "the draw lock after the lid opened")
         assert (tmp_path / "journal.sqlite3").exists()
     finally:
         run.stop()

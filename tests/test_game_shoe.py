@@ -227,6 +227,19 @@ def test_fault_input_pauses_an_open_round_only():
     assert types(ev)[-1:] == ["fault"] and shoe.state.paused is None
 
 
+@pytest.mark.parametrize("kind", ["lid_opened", "shoe_empty"])
+def test_the_shoe_opened_is_routine_between_shoes_and_a_fault_during_one(kind):
+    opened = I.ShoeOpened(kind)
+    assert Shoe(Rules(burn="none")).apply(opened) == []  # loading the first shoe
+    shoe, ev = run("9H", opened, burn="none")  # mid-round: fault and pause
+    assert types(ev)[-2:] == ["fault", "round_paused"] and ev[-2].kind == kind
+    shoe, ev = run("9H 2C KD 3S", opened, burn="none")  # between rounds: fault
+    assert types(ev)[-1:] == ["fault"] and shoe.state.paused is None
+    shoe, ev = run("9H 2C KD 3S  CUT 9H 2C KD 3S", burn="none", cut_card="last_round")
+    assert types(ev)[-1] == "shoe_ended"
+    assert shoe.apply(opened) == []  # unloading the finished shoe
+
+
 def test_new_shoe_mid_round_voids_and_ends_the_shoe():
     shoe, ev = run("9H 2C SHOE", burn="none")
     assert types(ev)[-4:] == ["round_voided", "shoe_ended", "shoe_started", "bets_open"]

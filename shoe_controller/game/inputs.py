@@ -32,6 +32,7 @@ __all__ = [
     "Pause",
     "Resume",
     "Reveal",
+    "ShoeOpened",
     "UnreadableCard",
     "Void",
     "VoidInsurance",
@@ -154,6 +155,21 @@ class Fault:
     detail: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class ShoeOpened:
+    """The shoe's lid opened (``"lid_opened"``), or its presence sensor found it empty
+    (``"shoe_empty"``). Loading and unloading between shoes, that is routine; during a
+    shoe it is a fault: cards may have been added or taken out, or the shoe ran dry
+    before the cut card came.
+
+    >>> ShoeOpened("lid_opened")
+    ShoeOpened(kind='lid_opened', detail='')
+    """
+
+    kind: Literal["lid_opened", "shoe_empty"]
+    detail: str = ""
+
+
 Input = (
     CardSeen
     | CutCardSeen
@@ -169,4 +185,5 @@ Input = (
     | Void
     | VoidInsurance
     | Fault
+    | ShoeOpened
 )

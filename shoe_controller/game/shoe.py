@@ -692,6 +692,15 @@ def _on_fault(state: ShoeState, inp: I.Fault) -> tuple[Event, ...]:
     return (ev,)
 
 
+def _on_shoe_opened(state: ShoeState, inp: I.ShoeOpened) -> tuple[Event, ...]:
+    """Lid or presence sensor: nothing between shoes (loading, unloading); during a shoe,
+    a fault like any other (journaled, the round paused, the alarm on until the
+    supervisor acts)."""
+    if state.phase is NO_SHOE or state.phase is ENDED:
+        return ()
+    return _on_fault(state, I.Fault(inp.kind, inp.detail or "during a shoe"))
+
+
 def _on_reveal(state: ShoeState, inp: I.Reveal) -> tuple[Event, ...]:
     """A reveal button: offers for the rows that now apply (reveal-button tables)."""
     table = state.table
@@ -737,6 +746,7 @@ _HANDLERS: dict[type, Callable[[ShoeState, Any], tuple[Event, ...]]] = {
     I.Void: _on_void,
     I.VoidInsurance: _on_void_insurance,
     I.Fault: _on_fault,
+    I.ShoeOpened: _on_shoe_opened,
 }
 
 #: inputs that mean a card (or something) left the shoe: open insurance offers close
