@@ -462,3 +462,36 @@ def test_the_link_writes_on_the_callers_thread_and_its_thread_finishes_big_messa
     finally:
         link.stop()
         rec.stop()
+
+
+@pytest.mark.e2e
+def test_a_hung_broker_never_blocks_the_game_and_loses_nothing(broker, tmp_path):
+    """The broker process stops answering (SIGSTOP) but its connection stays open: the
+    MQTT client cannot tell it from a slow one. Appends must go on at disk speed (the
+    messages wait in paho's window and the outbox) and all arrive once it wakes up."""
+    import signal
+
+    rec = Recorder(broker.port, topic="shoe/T1/casino/events").start()
+    journal, pub = publisher(tmp_path, broker.url, release="per_card", max_inflight=20)
+    pub.start()
+    assert pub._link.wait_connected(10)
+    pid = broker._proc.pid
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        slowest = 0.0
+        for batch in shoe_batches(44, max_rounds=30):
+            t0 = time.monotonic()
+            pub.append(batch)
+            slowest = max(slowest, time.monotonic() - t0)
+        held = pub.pending()
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert held > 20, "the hung broker held nothing back: the test is not testing"
+    assert slowest < 1.0, f"an append waited {slowest:.2f} s on the hung broker"
+    assert pub.flush(60), f"{pub.pending()} messages never acknowledged"
+    assert rec.wait_for(lambda r: len({json.loads(p)["seq"] for p in r.on("events")})
+                        >= journal.last_seq)
+    check_casino_feed(rec.on("events"), journal.last_seq)
+    pub.stop()
+    rec.stop()
+    journal.close()
