@@ -35,7 +35,7 @@ import itertools
 import queue
 import threading
 import time
-from typing import Any
+from typing import Any, Protocol
 
 import serial
 
@@ -188,10 +188,17 @@ class _Waiter:
         self.down = False
 
 
+class EventSink(Protocol):
+    """Where the link delivers its events, in device order, from its reader thread: a
+    ``queue.Queue``, or anything with ``put`` that returns quickly."""
+
+    def put(self, item: Any) -> None: ...
+
+
 class Link:
     """The serial link to the shoe. ``start()`` it; events arrive on ``events``."""
 
-    def __init__(self, config: SerialConfig, events: queue.Queue[Any]) -> None:
+    def __init__(self, config: SerialConfig, events: queue.Queue[Any] | EventSink) -> None:
         self.config = config
         self.events = events
         self._thread: threading.Thread | None = None

@@ -183,7 +183,7 @@ class SerialInput:
         self.scanner = scanner and mapping is not None
         self.on_card_exit = on_card_exit
         self.pairing = ExitReadPairing(read_timeout)
-        self.events: queue.Queue[Any] = queue.Queue()
+        self._pairing_lock = threading.Lock()  # the link's thread and the ticking one
         self.link: Any = None
         self.link_up = threading.Event()
         self._stop = threading.Event()
@@ -196,9 +196,12 @@ class SerialInput:
         from firmware_bridge.link import Link
 
         self._submit = submit
-        self.link = Link(self.config, self.events)
+        # The link's reader thread translates each event itself (microseconds) and hands
+        # the game input straight to the core loop's queue: no thread in between.
+        self.link = Link(self.config, _Sink(self._on_event))
         self.link.start()
-        self._thread = threading.Thread(target=self._run, name="serial-inputs", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="serial-read-timeouts",
+                                        daemon=True)
         self._thread.start()
         threading.Thread(target=self._locker, name="shoe-lock", daemon=True).start()
 
@@ -225,21 +228,22 @@ class SerialInput:
                 self._lock_wake.set()
                 self._stop.wait(0.5)
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
+    def _on_event(self, event: Any) -> None:
+        """(the link's reader thread) One bridge event, in device order."""
+        with self._pairing_lock:
             try:
-                event = self.events.get(timeout=0.05)
-            except queue.Empty:
-                event = None
-            now = time.monotonic()
-            if event is not None:
-                try:
-                    self._handle(event, now)
-                except Exception:  # one odd event must not end the adapter
-                    log.exception("serial event %r could not be translated", event)
+                self._handle(event, time.monotonic())
+            except Exception:  # one odd event must not end the adapter
+                log.exception("serial event %r could not be translated", event)
+
+    def _run(self) -> None:
+        """A card exit with no scanner read within ``read_timeout`` is unreadable: look
+        every 50 ms."""
+        while not self._stop.wait(0.05):
             if self.scanner:
-                for inp in self.pairing.tick(now):
-                    self._submit(inp, "serial:card_exit")
+                with self._pairing_lock:
+                    for inp in self.pairing.tick(time.monotonic()):
+                        self._submit(inp, "serial:card_exit")
 
     def _handle(self, event: Any, now: float) -> None:
         kind = getattr(event, "kind", None)
@@ -269,6 +273,13 @@ class SerialInput:
             self.link.stop()
         if self._thread is not None:
             self._thread.join(2)
+
+
+class _Sink:
+    """A Link's event sink that calls ``handle`` at once."""
+
+    def __init__(self, handle: Callable[[Any], None]) -> None:
+        self.put = handle
 
 
 class CameraInput:
