@@ -360,8 +360,7 @@ class Daemon:
             if getattr(self.station, "key_on", False):  # the key was left on: no alarm sound
                 self.lights = supervisor_key(self.lights, on=True)
             self.station.show(self.lights)
-        if isinstance(self.journal, Journal):
-            self.checkpointer = Checkpointer(self.journal).start()
+        self.checkpointer = Checkpointer(self.journal).start()
         if self.publisher is not None:
             self.publisher.start()
         for source in self.sources:

@@ -165,13 +165,11 @@ class MqttLink:
         """Say ``offline`` (retained), disconnect cleanly, stop the network thread."""
         self._stopping = True
         if self._connected.is_set():
-            with self._io:
-                info = self._client.publish(
-                    self.topics.status,
-                    status_payload(self.topics.table, "offline", time=utc_timestamp(),
-                                   reason="stopped"),
-                    qos=1, retain=True, properties=_JSON_PROPERTIES)
-            self._wake()
+            info = self._publish(
+                self.topics.status,
+                status_payload(self.topics.table, "offline", time=utc_timestamp(),
+                               reason="stopped"),
+                retain=True)
             # Losing the connection meanwhile is fine: the last will says offline anyway.
             with contextlib.suppress(RuntimeError, ValueError):
                 info.wait_for_publish(timeout)
@@ -217,9 +215,22 @@ class MqttLink:
                     with contextlib.suppress(OSError):
                         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         except (OSError, ValueError) as exc:  # refused, unreachable, TLS failure
-            self._handle_connect_fail(self._client, None, exc)
+            self._connect_failed(exc)
             return False
         return True
+
+    def _connect_failed(self, exc: BaseException) -> None:
+        """A connection attempt failed: say so (once per outage) and tell the sender."""
+        host, port, _ = self.config.endpoint()
+        error = f"cannot reach the broker at {host}:{port}"
+        if isinstance(exc, ssl.SSLError):  # not an outage: a certificate or TLS setting
+            error += f" (TLS: {exc})"
+        # Say it once per outage, not at every retry.
+        level = logging.DEBUG if self.last_error == error else logging.WARNING
+        self.last_error = error
+        log.log(level, "MQTT %s; retrying, messages wait in the outbox", error)
+        if self._on_connection is not None:
+            self._on_connection(False, self.last_error)
 
     def _serve(self) -> bool:
         """Wait for traffic once and handle it; False when the connection is gone."""
@@ -274,6 +285,15 @@ class MqttLink:
         can (on this thread); return its mid. paho keeps it (and re-sends it after a
         reconnect) until the PUBACK, reported through ``on_ack``. ``wait``: the longest
         to wait for the client (busy reconnecting) before :class:`LinkBusy`."""
+        info = self._publish(topic, payload, retain, wait)
+        if info.rc not in (mqtt.MQTT_ERR_SUCCESS, mqtt.MQTT_ERR_NO_CONN):
+            raise PublishRefused(mqtt.error_string(info.rc))
+        return int(info.mid)
+
+    def _publish(self, topic: str, payload: bytes, retain: bool,
+                 wait: float | None = None) -> mqtt.MQTTMessageInfo:
+        """paho's ``publish`` (QoS 1, JSON) under the client's lock; wakes the network
+        thread when the socket could not take the whole packet."""
         if not self._io.acquire(timeout=-1 if wait is None else wait):
             raise LinkBusy("the MQTT client is busy (reconnecting)")
         try:
@@ -284,9 +304,7 @@ class MqttLink:
             self._io.release()
         if left_over:  # the socket was full: the network thread writes the rest
             self._wake()
-        if info.rc not in (mqtt.MQTT_ERR_SUCCESS, mqtt.MQTT_ERR_NO_CONN):
-            raise PublishRefused(mqtt.error_string(info.rc))
-        return int(info.mid)
+        return info
 
     # -- paho callbacks (network thread; keep them short) ----------------------------
 
@@ -308,19 +326,6 @@ class MqttLink:
                        qos=1, retain=True, properties=_JSON_PROPERTIES)
         if self._on_connection is not None:
             self._on_connection(True, "connected")
-
-    def _handle_connect_fail(self, client: mqtt.Client, userdata: object,
-                             exc: BaseException | None = None) -> None:
-        host, port, _ = self.config.endpoint()
-        error = f"cannot reach the broker at {host}:{port}"
-        if isinstance(exc, ssl.SSLError):  # not an outage: a certificate or TLS setting
-            error += f" (TLS: {exc})"
-        # Say it once per outage, not at every retry.
-        level = logging.DEBUG if self.last_error == error else logging.WARNING
-        self.last_error = error
-        log.log(level, "MQTT %s; retrying, messages wait in the outbox", error)
-        if self._on_connection is not None:
-            self._on_connection(False, self.last_error)
 
     def _handle_disconnect(self, client: mqtt.Client, userdata: object,
                            flags: object, reason: object, properties: object) -> None:
