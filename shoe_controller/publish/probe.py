@@ -37,39 +37,21 @@ def percentiles(values: Sequence[float], which: Iterable[int] = (50, 99)) -> dic
     return out
 
 
-class ArrivalRecorder:
-    """Subscribe to ``topic`` on ``host:port``; ``arrivals[seq] = perf_counter()`` of the
-    first arrival of each casino envelope (also passed to ``on_arrival``)."""
+class _Arrivals:
+    """``arrivals[seq]``: when each seq first arrived; :meth:`wait_for` one of them."""
 
-    def __init__(self, host: str, port: int, topic: str,
-                 on_arrival: Callable[[int, float], None] | None = None) -> None:
-        import json
-
-        import paho.mqtt.client as mqtt
-
+    def __init__(self) -> None:
         self.arrivals: dict[int, float] = {}
         self._cond = threading.Condition()
-        self._subscribed = threading.Event()
 
-        def on_message(client: Any, userdata: Any, msg: Any) -> None:
-            now = time.perf_counter()
-            seq = json.loads(msg.payload)["seq"]
-            with self._cond:
-                first = seq not in self.arrivals
-                if first:
-                    self.arrivals[seq] = now
-                self._cond.notify_all()
-            if first and on_arrival is not None:
-                on_arrival(seq, now)
-
-        self._client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
-        self._client.on_message = on_message
-        self._client.on_subscribe = lambda *a: self._subscribed.set()
-        self._client.connect(host, port)
-        self._client.subscribe(topic, qos=1)
-        self._client.loop_start()
-        if not self._subscribed.wait(10):
-            raise RuntimeError(f"could not subscribe to {topic} on {host}:{port}")
+    def _record(self, seq: int, at: float) -> bool:
+        """Note ``seq`` arriving at ``at``; True if it is its first arrival."""
+        with self._cond:
+            first = seq not in self.arrivals
+            if first:
+                self.arrivals[seq] = at
+            self._cond.notify_all()
+        return first
 
     def wait_for(self, seq: int, timeout: float = 10.0) -> float:
         """The arrival time of ``seq``, waiting for it; TimeoutError if it never comes."""
@@ -82,26 +64,55 @@ class ArrivalRecorder:
                 self._cond.wait(left)
             return self.arrivals[seq]
 
+
+class ArrivalRecorder(_Arrivals):
+    """Subscribe to ``topic`` on ``host:port``; ``arrivals[seq] = perf_counter()`` of the
+    first arrival of each casino envelope (also passed to ``on_arrival``)."""
+
+    def __init__(self, host: str, port: int, topic: str,
+                 on_arrival: Callable[[int, float], None] | None = None) -> None:
+        import json
+
+        import paho.mqtt.client as mqtt
+
+        super().__init__()
+        self._subscribed = threading.Event()
+
+        def on_message(client: Any, userdata: Any, msg: Any) -> None:
+            now = time.perf_counter()
+            seq = json.loads(msg.payload)["seq"]
+            if self._record(seq, now) and on_arrival is not None:
+                on_arrival(seq, now)
+
+        self._client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+        self._client.on_message = on_message
+        self._client.on_subscribe = lambda *a: self._subscribed.set()
+        self._client.connect(host, port)
+        self._client.subscribe(topic, qos=1)
+        self._client.loop_start()
+        if not self._subscribed.wait(10):
+            raise RuntimeError(f"could not subscribe to {topic} on {host}:{port}")
+
     def close(self) -> None:
         self._client.loop_stop()
         self._client.disconnect()
 
 
-class SubscriberProcess:
+class SubscriberProcess(_Arrivals):
     """An :class:`ArrivalRecorder` in a process of its own, as a display or a casino
     system is: its network thread then takes no interpreter time from the process being
     measured (in the same process it does, and adds its wait to the figure). Arrival
     times are ``time.perf_counter()`` in the child: CLOCK_MONOTONIC on Linux, one clock
     for every process of the machine, so they compare with the parent's.
-    Same interface as :class:`ArrivalRecorder`: ``wait_for(seq)``, ``close()``.
+    Same interface as :class:`ArrivalRecorder`: ``arrivals``, ``wait_for(seq)``,
+    ``close()``.
     """
 
     def __init__(self, host: str, port: int, topic: str) -> None:
         import subprocess
         import sys
 
-        self.arrivals: dict[int, float] = {}
-        self._cond = threading.Condition()
+        super().__init__()
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "shoe_controller.publish.probe", host, str(port), topic],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -116,11 +127,7 @@ class SubscriberProcess:
         assert self._proc.stdout is not None
         for line in self._proc.stdout:
             seq, at = line.split()
-            with self._cond:
-                self.arrivals.setdefault(int(seq), float(at))
-                self._cond.notify_all()
-
-    wait_for = ArrivalRecorder.wait_for
+            self._record(int(seq), float(at))
 
     def close(self) -> None:
         if self._proc.stdin is not None:
