@@ -1,6 +1,6 @@
 """Barcode path figures: read rate, misreads and milliseconds per 640x480 frame.
 
-Frames come from shoe_controller.vision.barcode_render (Code 128, payloads D<deck>-<card>
+Frames come from shoe_controller.sim.barcode_render (Code 128, payloads D<deck>-<card>
 for every card of 8 decks, upright and upside down), rendered before timing starts.
 Ranges: clean (near square, at scale, light noise, JPEG 90-95), guided (within 4 deg,
 0.95-1.05 scale, motion blur along the bars, defocus, uneven light, JPEG 75-95) and
@@ -23,7 +23,7 @@ import numpy as np
 
 from shoe_controller.game.cards import ALL_CARDS
 from shoe_controller.game.inputs import CardSeen
-from shoe_controller.vision import barcode_render as br
+from shoe_controller.sim import barcode_render as br
 from shoe_controller.vision.barcode import BarcodeReader
 from shoe_controller.vision.passes import PassTracker
 

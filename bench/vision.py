@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from calibration.evaluate import verdict
 from calibration.learn import frames_by_label
-from shoe_controller.vision import render
+from shoe_controller.sim import render
 from shoe_controller.vision.index_learn import learn_profile
 from shoe_controller.vision.index_reader import IndexReader
 

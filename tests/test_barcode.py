@@ -14,8 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shoe_controller.game.cards import ALL_CARDS, parse_card
-from shoe_controller.vision.barcode import BarcodeMapping, BarcodeReader
-from shoe_controller.vision.barcode_render import (
+from shoe_controller.sim.barcode_render import (
     CLEAN,
     GUIDED,
     barcode_face,
@@ -25,6 +24,7 @@ from shoe_controller.vision.barcode_render import (
     plain_face,
     write_labelled_set,
 )
+from shoe_controller.vision.barcode import BarcodeMapping, BarcodeReader
 from shoe_controller.vision.config import BarcodeConfig
 
 

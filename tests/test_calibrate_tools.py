@@ -22,7 +22,7 @@ from calibration.deck_check import check_decks
 from calibration.selftest import run_checks
 from shoe_controller.game.cards import ALL_CARDS, parse_card
 from shoe_controller.game.inputs import CardSeen, CutCardSeen, ForeignCard, UnreadableCard
-from shoe_controller.vision import barcode_render as br
+from shoe_controller.sim import barcode_render as br
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -395,7 +395,7 @@ def test_camera_suggests_the_roi_where_cards_passed(
 
 
 def test_exposure_sweep_keeps_the_brightest_unclipped_exposure() -> None:
-    render = pytest.importorskip("shoe_controller.vision.render")
+    render = pytest.importorskip("shoe_controller.sim.render")
     from calibration.camera import _sweep_control, best_exposure
     from shoe_controller.vision.sources import SyntheticSource
 

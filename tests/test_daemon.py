@@ -517,7 +517,7 @@ def test_run_wiring_from_a_config_file_with_mock_pins_and_the_shoe_simulator(tmp
 
 def test_synthetic_camera_reads_through_the_real_reader_and_pass_tracker(tmp_path: Path):
     """simulate --reader barcode's camera: frames -> zxing reader -> pass tracker."""
-    from shoe_controller.sim_camera import SyntheticCamera
+    from shoe_controller.sim.camera import SyntheticCamera
 
     camera = SyntheticCamera.for_reader("barcode", seed=3)
     daemon = new_daemon(tmp_path / "j.sqlite3", sources=[camera])

@@ -12,7 +12,7 @@ import pytest
 
 from shoe_controller.game.cards import parse_card
 from shoe_controller.game.inputs import CardSeen, CutCardSeen, ForeignCard, UnreadableCard
-from shoe_controller.vision import barcode_render as br
+from shoe_controller.sim import barcode_render as br
 from shoe_controller.vision.barcode import BarcodeReader
 from shoe_controller.vision.config import BarcodeConfig, CameraConfig, VisionConfig
 from shoe_controller.vision.passes import PassTracker
@@ -238,7 +238,7 @@ def test_barcode_passes_with_exit_sensor_events() -> None:
 
 
 def test_index_synthetic_source_renders_passes_sliding_along_the_dealing_axis() -> None:
-    pytest.importorskip("shoe_controller.vision.render")
+    pytest.importorskip("shoe_controller.sim.render")
     src = SyntheticSource(["KS", "CUT"], frames_per_pass=5, gap=2, seed=9, upside_down=0.0)
     with src:
         frames = [f for _, f in src]

@@ -15,7 +15,7 @@ import cv2
 import numpy as np
 import pytest
 
-render = pytest.importorskip("shoe_controller.vision.render")
+render = pytest.importorskip("shoe_controller.sim.render")
 index_learn = pytest.importorskip("shoe_controller.vision.index_learn")
 index_reader = pytest.importorskip("shoe_controller.vision.index_reader")
 profile_mod = pytest.importorskip("shoe_controller.vision.profile")

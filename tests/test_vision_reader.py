@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from shoe_controller.game.cards import parse_card
-from shoe_controller.vision import render
+from shoe_controller.sim import render
+from shoe_controller.sim.render import CALIBRATION, FULL, GUIDED, Pose
 from shoe_controller.vision.index_learn import DeckLearner, LearnError, learn_profile
 from shoe_controller.vision.index_reader import IndexReader
 from shoe_controller.vision.profile import (
@@ -23,7 +24,6 @@ from shoe_controller.vision.profile import (
     save_profile,
     update_camera_settings,
 )
-from shoe_controller.vision.render import CALIBRATION, FULL, GUIDED, Pose
 
 STYLES = render.STYLES
 

@@ -53,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from shoe_controller.sim import SimulateConfig, parse_inject
-    from shoe_controller.sim_table import SimOptions, Simulation
+    from shoe_controller.sim.table import SimOptions, Simulation
 
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="%(asctime)s %(name)s %(levelname)s: %(message)s",

@@ -7,7 +7,7 @@
 - :class:`FolderSource` and :class:`VideoSource`: replay a folder of images or a video
   file, for tests, evaluation and investigating a recorded incident;
 - :class:`SyntheticSource`: frames of a scripted card sequence, drawn by the renderer
-  (index cards) or :mod:`~shoe_controller.vision.barcode_render` (barcode cards).
+  (index cards) or :mod:`~shoe_controller.sim.barcode_render` (barcode cards).
 
 Timestamps are ``time.monotonic()`` seconds, the clock the pass tracker and the card-exit
 sensor events share; replay sources with a frame rate stamp ``start + i / fps`` so a
@@ -515,19 +515,19 @@ class SyntheticSource(_Paced):
 
     def _empties(self, rng: np.random.Generator) -> Iterator[np.ndarray]:
         if self.barcode:
-            from shoe_controller.vision.barcode_render import empty_frame
+            from shoe_controller.sim.barcode_render import empty_frame
 
             for _ in range(self.gap):
                 yield empty_frame(rng)
             return
-        from shoe_controller.vision import render
+        from shoe_controller.sim import render
 
         deg = self.degradation or render.GUIDED
         for _ in range(self.gap):
             yield render.degrade(render.empty_background(rng), deg, rng)
 
     def _barcode_pass(self, payload: str, rng: np.random.Generator) -> Iterator[np.ndarray]:
-        from shoe_controller.vision import barcode_render as br
+        from shoe_controller.sim import barcode_render as br
 
         face = br.plain_face() if payload.upper() == "PLAIN" else br.barcode_face(payload)
         yield from br.pass_frames(
@@ -549,8 +549,8 @@ def index_pass(
     upside_down: float = 0.5,
 ) -> Iterator[np.ndarray]:
     """Frames of one card (``QH``) or the cut card (``CUT``) sliding along the dealing
-    axis (x) with its index in view, drawn by :mod:`shoe_controller.vision.render`."""
-    from shoe_controller.vision import render
+    axis (x) with its index in view, drawn by :mod:`shoe_controller.sim.render`."""
+    from shoe_controller.sim import render
 
     deg = degradation or render.GUIDED
     if label.upper() == "CUT":
@@ -575,7 +575,7 @@ def index_pass(
 
 def _index_in_view(face: Any, pose: Any, x: float, margin: float = 3.0) -> bool:
     """Whether the face's index box is inside the frame with the index centre at ``x``."""
-    from shoe_controller.vision import render
+    from shoe_controller.sim import render
 
     x0, y0, x1, y1 = face.index_box
     icx, icy = (x0 + x1) / 2, (y0 + y1) / 2

@@ -2,7 +2,7 @@
 
 The virtual dealer calls :meth:`SyntheticCamera.show` for each card it deals; the
 camera thread renders that card's pass (VISION's renderers: the index faces of
-vision/render.py or the barcode cards of vision/barcode_render.py), runs every frame
+sim/render.py or the barcode cards of sim/barcode_render.py), runs every frame
 through the REAL reader (vision/reader.py) and pass tracker (vision/passes.py), and
 only then trips the shoe's exit sensor (``then``: the device simulator's card_exit),
 as a real card does: it crosses the window before it leaves the shoe. Between passes
@@ -70,10 +70,10 @@ class SyntheticCamera(CameraInput):
 
     def _empty_frame(self) -> np.ndarray:
         if self.barcode:
-            from shoe_controller.vision.barcode_render import empty_frame
+            from shoe_controller.sim.barcode_render import empty_frame
 
             return empty_frame(self.rng)
-        from shoe_controller.vision import render
+        from shoe_controller.sim import render
 
         return render.degrade(render.empty_background(self.rng), render.GUIDED, self.rng)
 
@@ -96,7 +96,7 @@ class SyntheticCamera(CameraInput):
 
     def _pass_of(self, item: str) -> Iterator[np.ndarray]:
         if self.barcode:
-            from shoe_controller.vision import barcode_render as br
+            from shoe_controller.sim import barcode_render as br
 
             face = br.barcode_face(item)
             yield from br.pass_frames(face, self.rng, self.frames_per_pass, br.GUIDED,
@@ -135,7 +135,7 @@ def _smear(frame: np.ndarray) -> np.ndarray:
 def _learned_profile(style: str) -> Any:
     """A calibration profile learned from the renderer's calibration frames of ``style``."""
     from shoe_controller.game.cards import ALL_CARDS
-    from shoe_controller.vision import render
+    from shoe_controller.sim import render
     from shoe_controller.vision.index_learn import learn_profile
 
     t0 = time.monotonic()

@@ -6,7 +6,7 @@ with its real adapters on virtual hardware, and the virtual dealer of
   and scanner reads through the real serial protocol and ``Link``);
 - gpiozero's MockFactory pins for the dealer station (the dealer presses confirm on a
   mock pin, the supervisor turns a mock key);
-- optionally the synthetic camera (:mod:`shoe_controller.sim_camera`);
+- optionally the synthetic camera (:mod:`shoe_controller.sim.camera`);
 - the real journal and MQTT publisher; for ``--inject broker-outage`` the publisher
   reaches the broker through a loopback forwarder that can be cut.
 """
@@ -341,7 +341,7 @@ class Simulation:
         return sources, hands
 
     def _camera(self, reader: str) -> Any:
-        from shoe_controller.sim_camera import SyntheticCamera
+        from shoe_controller.sim.camera import SyntheticCamera
 
         return SyntheticCamera.for_reader(reader)
 
