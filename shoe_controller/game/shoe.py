@@ -641,8 +641,13 @@ def _on_confirm(state: ShoeState, inp: I.ConfirmResult) -> tuple[Event, ...]:
 
 
 def _on_pause(state: ShoeState, inp: I.Pause) -> tuple[Event, ...]:
-    if state.phase is NO_SHOE or state.paused is not None:
-        return ()
+    """A supervisor's pause. Refused (journaled, so the supervisor sees it did nothing)
+    before any shoe and when the shoe is already paused: the first pause's reason stands.
+    """
+    if state.phase is NO_SHOE:
+        return _refused(state, "pause before any shoe")
+    if state.paused is not None:
+        return _refused(state, f"pause while already paused ({state.paused})")
     return (RoundPaused(state.shoe, state.open_round, inp.reason),)
 
 
