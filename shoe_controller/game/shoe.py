@@ -505,7 +505,8 @@ def _on_card(state: ShoeState, inp: I.CardSeen | I.ManualCard) -> tuple[Event, .
             evs.extend(_extra(state, code, "extra_card"))
     elif phase is BETWEEN:
         if state.table.auto_rounds:
-            return _then(state, [*evs, *_start_round(state)], lambda s: _on_card(s, inp))
+            # the card opens the round and is dealt into it (an excess alert comes then)
+            return _then(state, _start_round(state), lambda s: _on_card(s, inp))
         evs.extend(_extra(state, code, "no_round_open"))
     elif phase is INDICATOR:
         n = burn_count(state.table.rules, _VALUE[code])
