@@ -37,6 +37,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "TableConfig",
+    "check_config_text",
     "example_toml",
     "load_config",
     "load_config_text",
@@ -278,31 +279,90 @@ def load_config_text(text: str, file: str = "<config>") -> Config:
     ...
     shoe_controller.config.ConfigError: t.toml: [tabel]: unknown section (known sections: ...)
     """
+    errors: list[ConfigError] = []
+    config = _load(text, file, errors, first_only=True)
+    if errors:
+        raise errors[0]
+    assert config is not None
+    return config
+
+
+def check_config_text(text: str, file: str = "<config>") -> tuple[Config | None,
+                                                                   list[ConfigError]]:
+    """Every problem of configuration TOML text, not just the first: ``(config, errors)``.
+    Within a section, a key found wrong is left out and the section validated again, so
+    each bad key is named; ``config`` is what is left (bad keys at their defaults, for
+    further checks such as the files it names), None when not even that could be built
+    (invalid TOML, a check across sections). Any error means the file is refused.
+
+    >>> _, errors = check_config_text('[rules]\\ndecks = 0\\nburn = "x"\\n[tabel]\\n', "t.toml")
+    >>> [f"{e.section} {e.key}" for e in errors]
+    ['tabel None', 'rules decks', 'rules burn']
+    """
+    errors: list[ConfigError] = []
+    return _load(text, file, errors, first_only=False), errors
+
+
+def _convert_all(file: str, section: str, struct: type, raw: Any,
+                 errors: list[ConfigError], first_only: bool) -> Any:
+    """:func:`_convert`, collecting errors; a bad key is dropped and the rest tried again
+    (at most once per key), so every bad key of the section is reported."""
+    if not isinstance(raw, dict):
+        errors.append(ConfigError(file, f"expected a table [{section}], got {_got(raw)}",
+                                  section))
+        return None
+    raw = dict(raw)
+    for _ in range(len(raw) + 1):
+        try:
+            return _convert(file, section, struct, raw)
+        except ConfigError as exc:
+            errors.append(exc)
+            top = (exc.key or "").split(".")[0].split("[")[0]
+            if first_only or top not in raw:
+                return None  # a check across keys, or nothing left to drop
+            del raw[top]
+    return None
+
+
+def _load(text: str, file: str, errors: list[ConfigError], first_only: bool) -> Config | None:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(file, f"not valid TOML: {exc}") from None
+        errors.append(ConfigError(file, f"not valid TOML: {exc}"))
+        return None
     types = section_types()
     for section in data:
         if section not in SECTIONS:
-            raise ConfigError(
-                file, f"unknown section (known sections: {', '.join(SECTIONS)})", section
-            )
+            errors.append(ConfigError(
+                file, f"unknown section (known sections: {', '.join(SECTIONS)})", section))
+            if first_only:
+                return None
     values: dict[str, Any] = {}
     raw_sections: dict[str, dict[str, Any]] = {}
     for section, struct in types.items():
         raw = data.get(section, {})
         if struct is None:
             if not isinstance(raw, dict):
-                raise ConfigError(file, f"expected a table, got {_got(raw)}", section)
+                errors.append(ConfigError(file, f"expected a table, got {_got(raw)}", section))
+                if first_only:
+                    return None
+                raw = {}
             values[section] = raw
             raw_sections[section] = raw
             continue
         if section == "rules" and isinstance(raw, dict):
-            for key in _OWN_SECTIONS:
-                if key in raw:
-                    raise ConfigError(file, f"put it in its own [{key}] section", section, key)
-        values[section] = _convert(file, section, struct, raw)
+            own = [key for key in _OWN_SECTIONS if key in raw]
+            for key in own:
+                errors.append(ConfigError(file, f"put it in its own [{key}] section",
+                                          section, key))
+                if first_only:
+                    return None
+            raw = {k: v for k, v in raw.items() if k not in own}
+        values[section] = _convert_all(file, section, struct, raw, errors, first_only)
+        if values[section] is None:
+            if first_only:
+                return None
+            values[section] = struct()  # reported; its defaults stand in
     fold = {"paytable": values.pop("paytable"),
             "bet_availability": values.pop("bet_availability")}
     if not isinstance(values["insurance"], dict):
@@ -310,13 +370,15 @@ def load_config_text(text: str, file: str = "<config>") -> Config:
     rules = msgspec.structs.replace(values.pop("rules"), **fold)
     ins = rules.insurance
     if ins.enabled and ins.reveal == "button" and rules.confirm != "button":
-        raise ConfigError(
+        errors.append(ConfigError(
             file,
             'reveal buttons need [rules] confirm = "button" (the round must stay open for '
             "the reveals until the dealer confirms it)",
             "insurance",
             "reveal",
-        )
+        ))
+        if first_only:
+            return None
     return Config(rules=rules, source=file, raw=raw_sections, **values)
 
 
@@ -401,13 +463,24 @@ def _field_comments(struct: type) -> dict[str, list[str]]:
     return out
 
 
+#: (section, key) -> (value, why): where the example file departs from the default.
+#: ``confirm`` defaults to "auto" (replay files and tests without a confirm button), but
+#: a casino table needs "button" (README): the example is what operators copy.
+EXAMPLE_OVERRIDES: Final[dict[tuple[str, str], tuple[Any, str]]] = {
+    ("rules", "confirm"): ("button", 'The default is "auto"; casino tables need "button" '
+                           "(`config check` warns about auto)."),
+}
+
+
 def example_toml() -> str:
     """A configuration file with every key of every section at its default, commented
-    (what ``shoe-controller config example`` prints; examples/table.toml is this)."""
+    (what ``shoe-controller config example`` prints; examples/table.toml is this), but
+    for the casino-safe choices of :data:`EXAMPLE_OVERRIDES`."""
     types = section_types()
     out = [
         "# Smart shoe controller: table configuration.",
-        "# Every key is shown at its default; delete what you do not change.",
+        "# Every key is shown at its default, except where a comment says why not;",
+        "# delete what you do not change.",
         "# Check a file with: shoe-controller config check FILE",
         "",
     ]
@@ -424,6 +497,9 @@ def example_toml() -> str:
         for key, value in defaults.items():
             for c in comments.get(key, []):
                 out.append(f"# {c}" if c else "#")
+            if (section, key) in EXAMPLE_OVERRIDES:
+                value, why = EXAMPLE_OVERRIDES[(section, key)]
+                out.append(f"# {why}")
             if value is None:
                 out.append(f"# {key} =    (unset by default)")
             else:

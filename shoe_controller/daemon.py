@@ -412,6 +412,10 @@ class Daemon:
             self.lights = supervisor_key(self.lights, on=item.origin == "key_on")
         inp = item.input
         entries: list[Any] = []
+        if isinstance(inp, Fault):
+            # Each adapter reports a problem once (until it is over): so is the log line,
+            # whether or not the game core makes an event of it (between shoes it may not).
+            log.warning("fault from %s: %s: %s", item.origin, inp.kind, inp.detail)
         if inp is not None:
             try:
                 events, state = self.core.decide(inp)

@@ -1,8 +1,12 @@
 """`shoe-controller config check FILE` / `config example`: validate a table's TOML.
 
-``check`` loads the file exactly as the daemon does: it prints a short summary and exits
-0 when valid; otherwise it prints the problem (file, section, key, what is wrong) and
-exits 2. ``--json`` prints the effective configuration, defaults filled in.
+``check`` validates the file as the daemon does and reports EVERY problem, one line
+each (file, section, key, what is wrong), then exits 2; an empty file is not a table's
+configuration. It also checks that the files the config names exist (key and password
+files with safe modes: :mod:`shoe_controller.preflight`) and warns about settings
+unsafe at a casino table (``confirm = "auto"``, an unsigned feed, plain MQTT to another
+machine): valid with warnings exits 0, or 1 with ``--strict``. ``--json`` prints the
+effective configuration, defaults filled in.
 ``example`` prints a file with every key at its default, commented (examples/table.toml);
 ``reference`` the Markdown reference of every key (docs/config.md).
 """
@@ -14,13 +18,13 @@ import json
 import sys
 
 from shoe_controller.config import (
-    ConfigError,
+    check_config_text,
     config_to_dict,
     example_toml,
-    load_config,
     reference_markdown,
     section_types,
 )
+from shoe_controller.preflight import casino_warnings, file_errors
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,6 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     check.add_argument("file", metavar="FILE")
     check.add_argument("--json", action="store_true",
                        help="print the effective configuration (defaults filled in) as JSON")
+    check.add_argument("--strict", action="store_true",
+                       help="exit 1 when there are warnings (settings unsafe at a casino)")
     sub.add_parser("example", help="print a configuration with every key at its default")
     sub.add_parser("reference", help="print the reference of every key (docs/config.md)")
 
@@ -41,22 +47,58 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(reference_markdown() + "\n")
         return 0
     try:
-        config = load_config(args.file)
+        with open(args.file, "rb") as f:
+            raw = f.read()
     except FileNotFoundError:
         print(f"config: {args.file}: no such file", file=sys.stderr)
         return 2
-    except ConfigError as exc:
-        print(f"config: {exc}", file=sys.stderr)
+    except IsADirectoryError:
+        print(f"config: {args.file}: is a directory, not a file", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"config: {args.file}: cannot read it ({exc.strerror})", file=sys.stderr)
+        return 2
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        print(f"config: {args.file}: not UTF-8 text ({exc.reason})", file=sys.stderr)
+        return 2
+    config, errors = check_config_text(text, args.file)
+    problems = [str(e) for e in errors]
+    if not problems and not _has_settings(text):
+        problems.append(f"{args.file}: the file has no settings at all: this is not a "
+                        "table's configuration (start from `shoe-controller config example`)")
+    if config is not None:
+        problems += [f"{args.file}: {p}" for p in file_errors(config)]
+    for p in problems:
+        print(f"config: {p}", file=sys.stderr)
+    if problems or errors or config is None:
+        n = len(problems)
+        print(f"config: {args.file}: {n} problem{'s' if n != 1 else ''}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps(config_to_dict(config), indent=2, default=str))
         return 0
+    warnings = casino_warnings(config)
     r = config.rules
     missing = [s for s, t in section_types().items() if t is None]
-    print(f"{args.file}: OK")
+    print(f"{args.file}: OK" + (f" ({len(warnings)} warning{'s' if len(warnings) != 1 else ''})"
+                                if warnings else ""))
     print(f"  table {config.table.id}: {r.decks} decks, burn {r.burn}, cut card {r.cut_card}, "
           f"extra card {r.extra_card}, {r.commission.replace('_', '-')}, rounds {r.rounds}, "
           f"confirm {r.confirm}")
     if missing:
         print(f"  not validated (no settings defined yet): {', '.join(missing)}")
-    return 0
+    for w in warnings:
+        print(f"  warning: {w}")
+    return 1 if warnings and args.strict else 0
+
+
+def _has_settings(text: str) -> bool:
+    """Whether the TOML text sets anything at all (a section header counts)."""
+    import tomllib
+
+    try:
+        return bool(tomllib.loads(text))
+    except tomllib.TOMLDecodeError:
+        return True  # reported as invalid TOML already

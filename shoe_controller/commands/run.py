@@ -25,6 +25,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--display-port", type=int, metavar="PORT",
                         help="serve the table display page on PORT (overrides [display] port)")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    parser.add_argument("--log-format", choices=("text", "json"), default="text",
+                        help="text (timestamped unless under journald) or one JSON object "
+                             "per line")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,12 +38,23 @@ def run(args: argparse.Namespace) -> int:
         load_table_config,
     )
 
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
-                        format="%(name)s %(levelname)s: %(message)s", stream=sys.stderr)
+    from shoe_controller.logsetup import setup_logging
+    from shoe_controller.preflight import file_errors
+
+    setup_logging(logging.DEBUG if args.verbose else logging.INFO, args.log_format)
     try:
         config = load_table_config(args.config)
     except ConfigRefused as exc:
         print(f"shoe-controller run: refusing to start: {exc}", file=sys.stderr)
+        return 2
+    # A key or password file that is missing or unsafe is a configuration error: one
+    # line and exit 2 (not a traceback and a restart loop under Restart=on-failure).
+    problems = file_errors(config)
+    if problems:
+        more = f" (and {len(problems) - 1} more: run `shoe-controller config check " \
+               f"{args.config}`)" if len(problems) > 1 else ""
+        print(f"shoe-controller run: refusing to start: {args.config}: {problems[0]}{more}",
+              file=sys.stderr)
         return 2
     state_dir = args.state_dir.split(":")[0]  # systemd may list several directories
     try:
@@ -50,6 +64,9 @@ def run(args: argparse.Namespace) -> int:
     except (DaemonError, OSError) as exc:
         print(f"shoe-controller run: refusing to start: {exc}", file=sys.stderr)
         return 1
+    except ValueError as exc:  # a setting the config loader cannot see (e.g. a key's content)
+        print(f"shoe-controller run: refusing to start: {args.config}: {exc}", file=sys.stderr)
+        return 2
     try:
         daemon.start()
         daemon.install_signals()

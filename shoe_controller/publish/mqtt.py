@@ -36,6 +36,7 @@ import select
 import socket
 import ssl
 import threading
+import time
 from collections.abc import Callable
 
 import paho.mqtt.client as mqtt
@@ -78,6 +79,23 @@ class _DebugOnly(logging.LoggerAdapter):  # type: ignore[type-arg]
         self.logger.log(logging.DEBUG, msg, *args, **kwargs)  # type: ignore[arg-type]
 
 
+def _disconnect_reason(reason: object, how: str | None) -> str:
+    """Why a connection ended: the broker's DISCONNECT reason when it sent one, else what
+    the socket showed (paho says "Unspecified error" for both a clean close and a reset).
+
+    >>> _disconnect_reason("Server shutting down", None)
+    'Server shutting down'
+    >>> _disconnect_reason("Unspecified error", "the broker closed the connection")
+    'the broker closed the connection'
+    >>> _disconnect_reason("Unspecified error", None)
+    'connection lost (Unspecified error)'
+    """
+    text = str(reason)
+    if text != "Unspecified error":
+        return text
+    return how if how else f"connection lost ({text})"
+
+
 class PublishRefused(RuntimeError):
     """paho would not even queue the message (e.g. its queue is full)."""
 
@@ -109,6 +127,14 @@ class MqttLink:
         self.receive_maximum = 65535
         self.last_error: str | None = None
         self._accepted = False  # the last connection got a successful CONNACK
+        #: How the last connection ended as seen on the socket, when the broker sent no
+        #: DISCONNECT saying why (paho then reports "Unspecified error").
+        self._lost_how: str | None = None
+        #: monotonic time the connection was lost (None: never connected, or connected)
+        self._down_since: float | None = None
+        self._ever_connected = False
+        #: connections lost (and reported) since start, for status and metrics
+        self.disconnects = 0
         self._client = self._make_client()
         #: Held for every call into paho (its client is not thread-safe without its own
         #: thread); never held while waiting on the network, except to (re)connect.
@@ -255,6 +281,8 @@ class MqttLink:
         if paho_wake is not None:
             with contextlib.suppress(OSError):
                 paho_wake.recv(65536)
+        if sock in readable and not pending:
+            self._peek_end(sock)
         with self._io:
             rc = mqtt.MQTT_ERR_SUCCESS
             if sock in readable or pending:
@@ -264,6 +292,25 @@ class MqttLink:
             if not rc:
                 rc = client.loop_misc()
             return not rc and client.socket() is not None
+
+    def _peek_end(self, sock: socket.socket) -> None:
+        """Before paho reads: note whether the broker closed the connection (end of
+        stream) or it was reset, which paho reports alike as "Unspecified error"."""
+        if isinstance(sock, ssl.SSLSocket):
+            return  # the raw stream holds TLS records; paho's error says enough
+        try:
+            data = sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return
+        except ConnectionResetError:
+            self._lost_how = "the connection was reset (broker crashed or network cut?)"
+            return
+        except OSError as exc:
+            self._lost_how = f"socket error: {exc.strerror or exc}"
+            return
+        if not data:
+            self._lost_how = ("the broker closed the connection without saying why "
+                              "(broker shut down or restarted?)")
 
     def _wake(self) -> None:
         """Make the network thread look again (a write is left over, or stop)."""
@@ -319,8 +366,15 @@ class MqttLink:
         self._accepted = True
         self.receive_maximum = int(getattr(properties, "ReceiveMaximum", 65535))
         self._connected.set()
-        log.info("MQTT connected to %s:%s (session present: %s)",
-                 *self.config.endpoint()[:2], flags.session_present)
+        host, port = self.config.endpoint()[:2]
+        if self._down_since is not None:
+            log.info("MQTT reconnected to %s:%s after %.1f s (session present: %s)", host,
+                     port, time.monotonic() - self._down_since, flags.session_present)
+        else:
+            log.info("MQTT connected to %s:%s (session present: %s)", host, port,
+                     flags.session_present)
+        self._down_since = None
+        self._ever_connected = True
         client.publish(self.topics.status,
                        status_payload(self.topics.table, "online", time=utc_timestamp()),
                        qos=1, retain=True, properties=_JSON_PROPERTIES)
@@ -331,8 +385,11 @@ class MqttLink:
                            flags: object, reason: object, properties: object) -> None:
         was = self._connected.is_set()
         self._connected.clear()
+        how, self._lost_how = self._lost_how, None
         if was and not self._stopping:
-            self.last_error = f"disconnected: {reason}"
+            self.disconnects += 1
+            self._down_since = time.monotonic()
+            self.last_error = f"disconnected: {_disconnect_reason(reason, how)}"
             log.warning("MQTT %s; reconnecting, messages wait in the outbox", self.last_error)
         if self._on_connection is not None:
             self._on_connection(False, str(reason))
