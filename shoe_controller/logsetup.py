@@ -5,12 +5,13 @@ Under systemd with stderr connected to the journal (``$JOURNAL_STREAM`` names st
 device and inode), journald stamps every line itself: a second timestamp is noise.
 Anywhere else (a terminal, a file, a container's log) each line starts with the UTC time.
 
->>> import logging
+>>> import json, logging
 >>> rec = logging.LogRecord("shoe_controller.daemon", logging.WARNING, __file__, 1,
 ...                         "MQTT %s", ("disconnected",), None)
 >>> rec.created = 1764561600.25
->>> JsonFormatter().format(rec)
-'{"time":"2025-12-01T04:00:00.250Z","level":"WARNING","logger":"shoe_controller.daemon","message":"MQTT disconnected"}'
+>>> json.loads(JsonFormatter().format(rec))  # doctest: +NORMALIZE_WHITESPACE
+{'time': '2025-12-01T04:00:00.250Z', 'level': 'WARNING', 'logger': 'shoe_controller.daemon',
+ 'message': 'MQTT disconnected'}
 >>> TextFormatter(timestamps=True).format(rec)
 '2025-12-01T04:00:00.250Z shoe_controller.daemon WARNING: MQTT disconnected'
 """

@@ -3,17 +3,16 @@ names (keys, passwords, certificates) and settings unsafe at a casino table.
 
 Pure over a loaded :class:`~shoe_controller.config.Config` plus the file system; no
 network. Key and password files are checked by :mod:`shoe_controller.keys` (the one
-place key files are checked) when it is there; until then only that they exist and
-can be read.
+place key files are checked).
 
 >>> from shoe_controller.config import load_config_text
 >>> cfg = load_config_text('[mqtt]\\nhost = "broker.casino.lan"\\n')
->>> for w in casino_warnings(cfg): print(w)
-[rules] confirm = "auto": an extra fifth/sixth card cannot be told from the next round's first card; casino tables need confirm = "button"
-[mqtt] hmac_key_file is not set: the casino feed goes out unsigned
-[mqtt] plain MQTT (no TLS) to broker.casino.lan, which is not this machine: credentials and events cross the network in clear; use mqtts:// or tls = true
+>>> for w in casino_warnings(cfg): print(w[:60])
+[rules] confirm = "auto": an extra fifth/sixth card cannot b
+[mqtt] hmac_key_file is not set: the casino feed goes out un
+[mqtt] plain MQTT (no TLS) to broker.casino.lan, which is no
 >>> file_errors(load_config_text('[mqtt]\\nhmac_key_file = "/nonexistent/hmac.key"\\n'))
-["[mqtt] hmac_key_file '/nonexistent/hmac.key': no such file"]
+['[mqtt] hmac_key_file /nonexistent/hmac.key: no such file']
 """
 
 from __future__ import annotations
@@ -28,7 +27,6 @@ __all__ = ["casino_warnings", "file_errors", "is_loopback"]
 #: may read it (checked for safe modes); ``public``: it only has to exist and be readable.
 FILE_SETTINGS: tuple[tuple[str, str, str], ...] = (
     ("mqtt", "hmac_key_file", "secret"),
-    ("mqtt", "signing_key_file", "secret"),
     ("mqtt", "password_file", "secret"),
     ("mqtt", "key_file", "secret"),
     ("mqtt", "cert_file", "public"),
@@ -53,19 +51,12 @@ def is_loopback(host: str) -> bool:
 
 
 def _check_secret(path: str, what: str) -> str | None:
-    """The problem with a secret file, or None: via shoe_controller.keys when present."""
-    try:
-        from shoe_controller import keys  # feed's key checker, the one place
-    except ImportError:
-        keys = None  # type: ignore[assignment]
-    check = getattr(keys, "check_key_file", None) if keys is not None else None
-    if check is not None:
-        try:
-            check(path, what)
-        except (ValueError, OSError) as exc:
-            return str(exc)
-        return None
-    return _check_readable(path, what)
+    """The problem with a secret file, or None (:func:`shoe_controller.keys.check_secret_file`:
+    exists, a regular file, not readable or writable by group or others)."""
+    from shoe_controller.keys import check_secret_file
+
+    problems = check_secret_file(path)
+    return f"{what} {'; '.join(problems)}" if problems else None
 
 
 def _check_readable(path: str, what: str) -> str | None:
@@ -81,9 +72,16 @@ def _check_readable(path: str, what: str) -> str | None:
     return None
 
 
-def file_errors(config: Any) -> list[str]:
-    """One line per file setting whose file is missing, unreadable or unsafe."""
+def file_errors(config: Any, state_dir: str | None = None) -> list[str]:
+    """One line per file setting whose file is missing, unreadable or unsafe, and the
+    device's signing key in ``state_dir`` if there is one there and it is unsafe."""
     out: list[str] = []
+    if state_dir is not None:
+        from shoe_controller.keys import PRIVATE_NAME, check_secret_file
+
+        key = os.path.join(state_dir, PRIVATE_NAME)
+        if os.path.lexists(key):
+            out += [f"signing key {p}" for p in check_secret_file(key)]
     for section, key, kind in FILE_SETTINGS:
         path = getattr(getattr(config, section, None), key, None)
         if not path:
@@ -95,8 +93,9 @@ def file_errors(config: Any) -> list[str]:
     return out
 
 
-def casino_warnings(config: Any) -> list[str]:
-    """Settings a casino table should not run with (each one line)."""
+def casino_warnings(config: Any, state_dir: str | None = None) -> list[str]:
+    """Settings a casino table should not run with (each one line). ``state_dir``: where
+    the device's signing key should be (`shoe-controller keys init`)."""
     out: list[str] = []
     rules = getattr(config, "rules", None)
     if getattr(rules, "confirm", None) == "auto":
@@ -105,7 +104,14 @@ def casino_warnings(config: Any) -> list[str]:
     mqtt = getattr(config, "mqtt", None)
     if mqtt is None or not getattr(mqtt, "enabled", True):
         return out
-    if not (getattr(mqtt, "hmac_key_file", None) or getattr(mqtt, "signing_key_file", None)):
+    if state_dir is not None:
+        from shoe_controller.keys import PRIVATE_NAME
+
+        if not os.path.lexists(os.path.join(state_dir, PRIVATE_NAME)):
+            out.append(f"no signing key {os.path.join(state_dir, PRIVATE_NAME)}: the casino "
+                       "feed cannot be signed (shoe-controller keys init --state-dir "
+                       f"{state_dir})")
+    elif not getattr(mqtt, "hmac_key_file", None):
         out.append("[mqtt] hmac_key_file is not set: the casino feed goes out unsigned")
     host, _port, tls = mqtt.endpoint()
     if not tls and not is_loopback(host):

@@ -54,7 +54,7 @@ def test_every_error_is_reported_not_just_the_first(tmp_path, capsys):
                 f"config: {bad}: [rules] decks: expected an integer 1-16, got 0",
                 f"config: {bad}: [rules] burn: expected one of",
                 f"config: {bad}: [mqtt] keepalive: expected an integer 5-3600, got 1",
-                f"config: {bad}: [mqtt] hmac_key_file '/nonexistent/k': no such file",
+                f"config: {bad}: [mqtt] hmac_key_file /nonexistent/k: no such file",
                 f"config: {bad}: 5 problems"]
     assert len(lines) == len(expected), err
     for line, start in zip(lines, expected, strict=True):
@@ -103,15 +103,36 @@ def test_plain_mqtt_to_this_machine_is_fine(tmp_path, capsys):
         assert rc == 0 and "warning" not in out, (url, out)
 
 
-def test_a_key_file_readable_by_others_is_refused_once_keys_checks_modes(tmp_path, capsys):
-    """Modes are checked by shoe_controller.keys (feed's key checker) once it is there."""
-    keys = pytest.importorskip("shoe_controller.keys")
-    if not hasattr(keys, "check_key_file"):
-        pytest.skip("shoe_controller.keys has no check_key_file yet")
+def test_a_key_file_others_may_read_is_refused(tmp_path, capsys):
     cfg = tmp_path / "loose.toml"
-    cfg.write_text(SAFE.format(key=_key(tmp_path, 0o644)))
+    key = _key(tmp_path, 0o644)
+    cfg.write_text(SAFE.format(key=key))
     rc, _, err = check(capsys, cfg)
-    assert rc == 2 and "hmac_key_file" in err
+    assert rc == 2
+    assert f"[mqtt] hmac_key_file {key}: mode 0644 lets group or others read it" in err
+    pw = tmp_path / "pw"
+    pw.write_text("secret\n")
+    pw.chmod(0o640)
+    cfg.write_text(SAFE.format(key=_key(tmp_path)) + f'password_file = "{pw}"\nusername = "t"\n')
+    rc, _, err = check(capsys, cfg)
+    assert rc == 2 and f"[mqtt] password_file {pw}: mode 0640" in err
+
+
+def test_the_signing_key_in_the_state_dir(tmp_path, capsys):
+    from shoe_controller.keys import init_keys
+
+    cfg = tmp_path / "safe.toml"
+    cfg.write_text(SAFE.format(key=_key(tmp_path)))
+    state = tmp_path / "state"
+    state.mkdir()
+    rc, out, _ = check(capsys, cfg, "--state-dir", str(state))
+    assert rc == 0 and f"warning: no signing key {state}/signing.key" in out
+    init_keys(str(state))
+    rc, out, _ = check(capsys, cfg, "--state-dir", str(state), "--strict")
+    assert rc == 0 and "warning" not in out, out
+    (state / "signing.key").chmod(0o644)
+    rc, _, err = check(capsys, cfg, "--state-dir", str(state))
+    assert rc == 2 and f"signing key {state}/signing.key: mode 0644" in err
 
 
 def test_config_example_ships_the_confirm_button_and_checks_ok(tmp_path, capsys):
@@ -176,7 +197,7 @@ def test_run_refuses_a_missing_key_file_in_one_line_with_exit_2(tmp_path):
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     assert proc.stderr.startswith("shoe-controller run: refusing to start: ")
-    assert f"[mqtt] hmac_key_file '{missing}': no such file" in proc.stderr
+    assert f"[mqtt] hmac_key_file {missing}: no such file" in proc.stderr
 
 
 _STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z ")

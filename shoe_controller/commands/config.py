@@ -33,6 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     check.add_argument("file", metavar="FILE")
     check.add_argument("--json", action="store_true",
                        help="print the effective configuration (defaults filled in) as JSON")
+    check.add_argument("--state-dir", metavar="DIR",
+                       help="also check the device's signing key in DIR (as `run` uses it)")
     check.add_argument("--strict", action="store_true",
                        help="exit 1 when there are warnings (settings unsafe at a casino)")
     sub.add_parser("example", help="print a configuration with every key at its default")
@@ -69,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         problems.append(f"{args.file}: the file has no settings at all: this is not a "
                         "table's configuration (start from `shoe-controller config example`)")
     if config is not None:
-        problems += [f"{args.file}: {p}" for p in file_errors(config)]
+        problems += [f"{args.file}: {p}" for p in file_errors(config, args.state_dir)]
     for p in problems:
         print(f"config: {p}", file=sys.stderr)
     if problems or errors or config is None:
@@ -79,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(config_to_dict(config), indent=2, default=str))
         return 0
-    warnings = casino_warnings(config)
+    warnings = casino_warnings(config, args.state_dir)
     r = config.rules
     missing = [s for s, t in section_types().items() if t is None]
     print(f"{args.file}: OK" + (f" ({len(warnings)} warning{'s' if len(warnings) != 1 else ''})"

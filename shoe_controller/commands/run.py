@@ -37,7 +37,6 @@ def run(args: argparse.Namespace) -> int:
         build_daemon,
         load_table_config,
     )
-
     from shoe_controller.logsetup import setup_logging
     from shoe_controller.preflight import file_errors
 
@@ -49,14 +48,14 @@ def run(args: argparse.Namespace) -> int:
         return 2
     # A key or password file that is missing or unsafe is a configuration error: one
     # line and exit 2 (not a traceback and a restart loop under Restart=on-failure).
-    problems = file_errors(config)
+    state_dir = args.state_dir.split(":")[0]  # systemd may list several directories
+    problems = file_errors(config, state_dir)
     if problems:
         more = f" (and {len(problems) - 1} more: run `shoe-controller config check " \
                f"{args.config}`)" if len(problems) > 1 else ""
         print(f"shoe-controller run: refusing to start: {args.config}: {problems[0]}{more}",
               file=sys.stderr)
         return 2
-    state_dir = args.state_dir.split(":")[0]  # systemd may list several directories
     try:
         os.makedirs(state_dir, exist_ok=True)
         daemon, extras = build_daemon(config, state_dir, cards=args.cards,
