@@ -16,6 +16,8 @@ shoe_empty :class:`ShoeEmpty`
 fault      :class:`BridgeFault` (from the firmware, or found by the link)
 link_up    :class:`LinkUp` (handshake done; device identity)
 link_down  :class:`LinkDown` (unplugged, silent, refused; the link keeps retrying)
+device_clock :class:`DeviceClock` (only with ``Link(clock_events=True)``: the device's
+           clock, once every event it had sent by then has been delivered)
 ========== ====================================================================
 
 Device events carry ``seq`` (the device's event sequence number, from 1 after each
@@ -39,6 +41,7 @@ __all__ = [
     "ButtonPressed",
     "CardExit",
     "CardRead",
+    "DeviceClock",
     "DeviceEvent",
     "DeviceInfo",
     "DeviceStatus",
@@ -193,5 +196,19 @@ class LinkDown:
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class DeviceClock:
+    """The device's clock (``uptime_us``, µs since its boot) from a heartbeat or status,
+    queued only when every event the device had emitted before that frame has been
+    delivered (so "no read by device time T" is a fact, not a transport delay).
+
+    >>> DeviceClock(uptime_us=2_000_000).kind
+    'device_clock'
+    """
+
+    kind: ClassVar[str] = "device_clock"
+    uptime_us: int
+
+
 DeviceEvent = CardExit | CardRead | ButtonPressed | LidChanged | ShoeLoaded | ShoeEmpty
-BridgeEvent = DeviceEvent | BridgeFault | LinkUp | LinkDown
+BridgeEvent = DeviceEvent | BridgeFault | LinkUp | LinkDown | DeviceClock

@@ -46,6 +46,7 @@ from firmware_bridge.events import (
     ButtonPressed,
     CardExit,
     CardRead,
+    DeviceClock,
     DeviceInfo,
     DeviceStatus,
     LidChanged,
@@ -136,7 +137,7 @@ def check_version(hello: DeviceHello) -> None:
     Traceback (most recent call last):
       ...
     firmware_bridge.link.ProtocolVersionError: shoe SHOE-9 (firmware 2.0.0) speaks protocol 2.1; \
-this host speaks 1.0. Flash the shoe with firmware for protocol 1.x, or update shoe-controller.
+this host speaks 1.1. Flash the shoe with firmware for protocol 1.x, or update shoe-controller.
     """
     if hello.protocol_major != PROTOCOL_VERSION[0]:
         raise ProtocolVersionError(
@@ -198,9 +199,12 @@ class EventSink(Protocol):
 class Link:
     """The serial link to the shoe. ``start()`` it; events arrive on ``events``."""
 
-    def __init__(self, config: SerialConfig, events: queue.Queue[Any] | EventSink) -> None:
+    def __init__(self, config: SerialConfig, events: queue.Queue[Any] | EventSink, *,
+                 clock_events: bool = False) -> None:
         self.config = config
         self.events = events
+        #: also queue :class:`DeviceClock` values (the read/exit pairing's time base)
+        self.clock_events = clock_events
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._up_changed = threading.Condition()
@@ -508,6 +512,7 @@ class Link:
         elif t is Heartbeat:
             self._note_high_water(frame.seq, now)
             self._note_oldest(msg.oldest_seq)  # type: ignore[union-attr]
+            self._clock(frame.seq, msg.uptime_us)  # type: ignore[union-attr]
         elif t is Ack:
             self._note_high_water(frame.seq, now)
             waiter = self._waiter
@@ -524,7 +529,13 @@ class Link:
             self._status_count += 1
             self._note_high_water(frame.seq, now)
             self._note_oldest(msg.oldest_seq)  # type: ignore[union-attr]
+            self._clock(frame.seq, msg.uptime_us)  # type: ignore[union-attr]
         # Unknown / Malformed unsequenced frames: counted by the decoder, ignored
+
+    def _clock(self, high_water: int, uptime_us: int) -> None:
+        """Queue the device's clock if every event it had emitted by then is delivered."""
+        if self.clock_events and high_water < self._expected:
+            self._emit(DeviceClock(uptime_us))
 
     def _on_hello(self, frame: Frame, now: float) -> None:
         hello: DeviceHello = frame.msg  # type: ignore[assignment]

@@ -30,6 +30,7 @@ __all__ = [
     "FLAG_SEQUENCED",
     "MESSAGE_TYPES",
     "PROTOCOL_VERSION",
+    "READ_WINDOW_US",
     "STATE_FAULT",
     "STATE_LID_OPEN",
     "STATE_LOCKED",
@@ -67,7 +68,11 @@ __all__ = [
 ]
 
 #: (major, minor). A major mismatch refuses the link; minors are compatible both ways.
-PROTOCOL_VERSION = (1, 0)
+PROTOCOL_VERSION = (1, 1)
+
+#: A card's ``card_read`` and its ``card_exit`` pair when the read is the next card event
+#: after the exit and its ``t_us`` is at most this much after the exit's (PROTOCOL.md §7a).
+READ_WINDOW_US = 500_000
 
 HEADER = struct.Struct("<BBI")
 #: The frame was re-sent from the device's replay buffer (informative).

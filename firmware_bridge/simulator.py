@@ -424,6 +424,11 @@ class DeviceSimulator:
         self._send(self.core.hello())
 
     # ---------------------------------------------------------------- inspection
+    def clock_us(self) -> int:
+        """The device clock now (µs since its boot): the time base of ``t_us``."""
+        with self._lock:
+            return self.core.clock_us()
+
     @property
     def last_seq(self) -> int:
         return self.core.last_seq

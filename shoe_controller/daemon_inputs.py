@@ -5,9 +5,10 @@ can stop the core loop. A lost link or camera becomes a ``Fault`` input (the rou
 pauses, the fault LED lights) and the adapter keeps retrying with back-off.
 
 The translation from the firmware bridge's events to game inputs is a pure function
-(:func:`bridge_inputs`) plus one small piece of timing state (:class:`ExitReadPairing`):
-a card that left the shoe (exit sensor) but was never read by the shoe's scanner is an
-``UnreadableCard`` after ``read_timeout`` seconds — a card is never lost silently.
+(:func:`bridge_inputs`) plus one small piece of state on the device's clock
+(:class:`ExitReadPairing`): a card that left the shoe (exit sensor) but was never read
+by the shoe's scanner is an ``UnreadableCard`` — a card is never lost silently — and a
+read that does not pair with an exit is never dealt as it came.
 
 >>> from firmware_bridge.events import ButtonPressed, LinkDown
 >>> bridge_inputs(ButtonPressed(seq=1, t_us=0, button="confirm"))
@@ -124,43 +125,93 @@ def bridge_inputs(event: Any, mapping: Any | None = None) -> list[tuple[Input, s
 
 
 class ExitReadPairing:
-    """Pairs the exit sensor's card exits with the scanner's reads, in device order.
+    """Pairs the exit sensor's card exits with the scanner's reads (PROTOCOL.md §7a).
 
-    The shoe reports a card's scanner read after that card's exit (PROTOCOL.md: device
-    events arrive in device order). So an exit followed by another exit with no read
-    between them was an unreadable card — reported at once, before anything of the next
-    card, so the game sees the cards in the order they left the shoe — and an exit with
-    no read within ``read_timeout`` seconds is unreadable too. A read with no exit before
-    it (a shoe without an exit sensor) is simply a card. Time is passed in (pure logic).
+    A shoe with an exit sensor and a scanner sends, for each card, its ``card_exit``
+    first and then at most one ``card_read``, before the next card's exit and with a
+    ``t_us`` at most ``window_us`` after the exit's, all on the device's clock (so a
+    replay after a link stall pairs exactly as live). Everything else is flagged, never
+    dealt as it came:
 
-    >>> p = ExitReadPairing(read_timeout=0.3)
-    >>> p.exit(10.0), p.read(10.05), p.tick(11.0)
-    ([], None, [])
-    >>> p.exit(12.0), p.exit(12.1)
-    ([], [UnreadableCard(reason='card exit without a scanner read')])
-    >>> p.read(12.15), p.tick(13.0)
-    (None, [])
+    - an exit with no read (the next exit came first, a read came too late, or the
+      device's clock passed the window with every event delivered): ``UnreadableCard``;
+    - a read with no exit before it (or too late for it): ``UnreadableCard`` naming what
+      the scanner read (a card may have left unseen by the gate: the supervisor enters it
+      or voids the round; the read alone is not trusted);
+    - a second read for one exit: the same payload again is ``Fault("duplicate_read")``
+      (the card was dealt once; the round pauses for a look); a different one is
+      ``UnreadableCard`` (perhaps a second card the gate missed: the supervisor decides).
+
+    Without an exit sensor (``exit_sensor=False``) every read is a card. Pure: the
+    device's times are passed in, in device order; each call returns the inputs due.
+
+    >>> from shoe_controller.game.inputs import NewRound
+    >>> p = ExitReadPairing(window_us=500_000)
+    >>> p.exit(10_000_000), p.read(10_040_000, NewRound(), "QH")
+    ([], [NewRound()])
+    >>> p.read(10_060_000, NewRound(), "QH")[0].kind
+    'duplicate_read'
+    >>> p.exit(12_000_000), p.clock(12_400_000), p.clock(12_600_000)
+    ([], [], [UnreadableCard(reason='card exit without a scanner read within 0.5 s')])
+    >>> p.read(13_000_000, NewRound(), "QH")
+    [UnreadableCard(reason="scanner read 'QH' without a card exit: not dealt")]
     """
 
-    def __init__(self, read_timeout: float = 0.3) -> None:
-        self.read_timeout = read_timeout
-        self._pending: float | None = None
+    def __init__(self, window_us: int = 500_000, exit_sensor: bool = True) -> None:
+        self.window_us = window_us
+        self.exit_sensor = exit_sensor
+        self._exit: int | None = None  # t_us of the exit waiting for its read
+        self._read: tuple[int, str] | None = None  # the last paired read: (exit t_us, payload)
 
-    def exit(self, now: float) -> list[Input]:
+    def _unread(self) -> UnreadableCard:
+        return UnreadableCard(
+            f"card exit without a scanner read within {self.window_us / 1e6:g} s")
+
+    def exit(self, t_us: int) -> list[Input]:
+        """A card exit at device time ``t_us``."""
         out: list[Input] = []
-        if self._pending is not None:
-            out.append(UnreadableCard("card exit without a scanner read"))
-        self._pending = now
+        if self._exit is not None:
+            out.append(self._unread())  # said before anything of the next card
+        self._exit = t_us
+        self._read = None
         return out
 
-    def read(self, now: float) -> None:
-        self._pending = None
+    def read(self, t_us: int, inp: Input, payload: str) -> list[Input]:
+        """A scanner read at device time ``t_us``; ``inp`` is the card (or cut card...) it
+        stands for, dealt only if it pairs with an exit."""
+        if not self.exit_sensor:
+            return [inp]
+        out: list[Input] = []
+        if self._exit is not None:
+            if t_us - self._exit <= self.window_us:
+                self._read = (self._exit, payload)
+                self._exit = None
+                return [inp]
+            out.append(self._unread())  # too late for its exit: both are flagged
+            self._exit = None
+        elif self._read is not None and t_us - self._read[0] <= self.window_us:
+            exit_t, first = self._read
+            if payload == first:
+                return [Fault("duplicate_read", f"the scanner read {payload!r} twice for "
+                              f"the card exit at device time {exit_t} us: dealt once")]
+            return [UnreadableCard(f"second scanner read {payload!r} for one card exit "
+                                   f"(the first was {first!r}): not dealt")]
+        out.append(UnreadableCard(f"scanner read {payload!r} without a card exit: not dealt"))
+        return out
 
-    def tick(self, now: float) -> list[Input]:
-        if self._pending is not None and now - self._pending >= self.read_timeout:
-            self._pending = None
-            return [UnreadableCard("card exit without a scanner read")]
+    def clock(self, t_us: int) -> list[Input]:
+        """The device's clock reads ``t_us`` and every event before it has been seen."""
+        if self._exit is not None and t_us - self._exit > self.window_us:
+            self._exit = None
+            return [self._unread()]
         return []
+
+    def restart(self) -> list[Input]:
+        """The device restarted (or a new link began): a pending exit gets no read."""
+        out = [self._unread()] if self._exit is not None else []
+        self._exit = None
+        self._read = None
+        return out
 
 
 class SerialInput:
@@ -176,18 +227,17 @@ class SerialInput:
     name = "serial"
 
     def __init__(self, config: Any, *, mapping: Any | None = None, scanner: bool = True,
-                 on_card_exit: Callable[[float], None] | None = None,
-                 read_timeout: float = 0.3) -> None:
+                 on_card_exit: Callable[[float], None] | None = None) -> None:
+        from firmware_bridge.protocol import READ_WINDOW_US
+
         self.config = config
         self.mapping = mapping
         self.scanner = scanner and mapping is not None
         self.on_card_exit = on_card_exit
-        self.pairing = ExitReadPairing(read_timeout)
-        self._pairing_lock = threading.Lock()  # the link's thread and the ticking one
+        self.pairing = ExitReadPairing(READ_WINDOW_US)
         self.link: Any = None
         self.link_up = threading.Event()
         self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self._lock_wanted: bool | None = None
         self._lock_applied: bool | None = None
         self._lock_wake = threading.Event()
@@ -198,11 +248,8 @@ class SerialInput:
         self._submit = submit
         # The link's reader thread translates each event itself (microseconds) and hands
         # the game input straight to the core loop's queue: no thread in between.
-        self.link = Link(self.config, _Sink(self._on_event))
+        self.link = Link(self.config, _Sink(self._on_event), clock_events=self.scanner)
         self.link.start()
-        self._thread = threading.Thread(target=self._run, name="serial-read-timeouts",
-                                        daemon=True)
-        self._thread.start()
         threading.Thread(target=self._locker, name="shoe-lock", daemon=True).start()
 
     def set_lock(self, locked: bool) -> None:
@@ -230,24 +277,22 @@ class SerialInput:
 
     def _on_event(self, event: Any) -> None:
         """(the link's reader thread) One bridge event, in device order."""
-        with self._pairing_lock:
-            try:
-                self._handle(event, time.monotonic())
-            except Exception:  # one odd event must not end the adapter
-                log.exception("serial event %r could not be translated", event)
-
-    def _run(self) -> None:
-        """A card exit with no scanner read within ``read_timeout`` is unreadable: look
-        every 50 ms."""
-        while not self._stop.wait(0.05):
-            if self.scanner:
-                with self._pairing_lock:
-                    for inp in self.pairing.tick(time.monotonic()):
-                        self._submit(inp, "serial:card_exit")
+        try:
+            self._handle(event, time.monotonic())
+        except Exception:  # one odd event must not end the adapter
+            log.exception("serial event %r could not be translated", event)
 
     def _handle(self, event: Any, now: float) -> None:
         kind = getattr(event, "kind", None)
+        if kind == "device_clock":
+            for inp in self.pairing.clock(event.uptime_us):
+                self._submit(inp, "serial:card_exit")
+            return
         if kind == "link_up":
+            if event.restarted:  # the shoe rebooted: a pending exit's read cannot come
+                for inp in self.pairing.restart():
+                    self._submit(inp, "serial:card_exit")
+            self.pairing.exit_sensor = "card_exit" in event.device.capabilities
             self.link_up.set()
             self._lock_applied = None  # a replugged or rebooted shoe: say it again
             self._lock_wake.set()
@@ -257,13 +302,17 @@ class SerialInput:
             log.warning("shoe link down: %s (retrying)", event.reason)
         if kind == "card_exit":
             if self.scanner:
-                for inp in self.pairing.exit(now):
+                for inp in self.pairing.exit(event.t_us):
                     self._submit(inp, "serial:card_exit")
             elif self.on_card_exit is not None:
                 self.on_card_exit(now)
             return
-        if kind == "card_read" and self.scanner:
-            self.pairing.read(now)
+        if kind == "card_read":
+            if self.scanner:
+                for card, origin in bridge_inputs(event, self.mapping):
+                    for inp in self.pairing.read(event.t_us, card, event.text):
+                        self._submit(inp, origin)
+            return
         for inp, origin in bridge_inputs(event, self.mapping if self.scanner else None):
             self._submit(inp, origin)
 
@@ -271,8 +320,6 @@ class SerialInput:
         self._stop.set()
         if self.link is not None:
             self.link.stop()
-        if self._thread is not None:
-            self._thread.join(2)
 
 
 class _Sink:

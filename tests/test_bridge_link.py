@@ -137,7 +137,7 @@ def test_handshake_reports_the_device(h: Harness) -> None:
     assert info is not None
     assert info.device_id == "SIM-0001"
     assert info.firmware == "1.0.0"
-    assert info.protocol == (1, 0)
+    assert info.protocol == (1, 1)
     assert {"card_exit", "card_read", "buttons", "lid", "lights", "lock"} <= info.capabilities
     assert h.link.is_up
 
@@ -415,7 +415,7 @@ def test_version_mismatch_is_a_clear_error() -> None:
             with pytest.raises(ProtocolVersionError) as info:
                 harness.link.wait_up(5)
             msg = str(info.value)
-            assert "speaks protocol 2.0" in msg and "this host speaks 1.0" in msg
+            assert "speaks protocol 2.0" in msg and "this host speaks 1.1" in msg
             assert "firmware 2.3.1" in msg and "Flash the shoe" in msg
             fault = harness.get()
             assert isinstance(fault, BridgeFault)

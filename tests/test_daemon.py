@@ -337,16 +337,17 @@ def test_bridge_translation_and_exit_read_pairing():
     assert bridge_inputs(ButtonPressed(seq=3, t_us=0, button="call_supervisor")) == []
     (fault, _), = bridge_inputs(BridgeFault(source="device", name="scanner_error"))
     assert fault == Fault("firmware_fault", "scanner_error")
-    p = ExitReadPairing(read_timeout=0.2)
-    unread = [UnreadableCard("card exit without a scanner read")]
-    assert p.exit(1.0) == [] and p.read(1.01) is None
-    assert p.exit(2.0) == []
-    assert p.exit(2.1) == unread  # the card of 2.0 left unread: said before the next one
-    p.read(2.15)
-    assert p.tick(5.0) == []
-    assert p.exit(6.0) == [] and p.tick(6.1) == [] and p.tick(6.25) == unread
-    p.read(7.0)  # a read with no exit (no sensor): nothing pending
-    assert p.tick(9.0) == []
+    p = ExitReadPairing(window_us=200_000)  # device clock, µs
+    unread = [UnreadableCard("card exit without a scanner read within 0.2 s")]
+    card = CardSeen(_card("QH"), None, "scanner")
+    assert p.exit(1_000_000) == [] and p.read(1_010_000, card, "D1-QH") == [card]
+    assert p.exit(2_000_000) == []
+    assert p.exit(2_100_000) == unread  # the card of 2.0 left unread: said before the next
+    assert p.read(2_150_000, card, "D1-QH") == [card]
+    assert p.clock(5_000_000) == []
+    assert p.exit(6_000_000) == [] and p.clock(6_100_000) == [] and p.clock(6_250_000) == unread
+    p.exit_sensor = False  # a shoe without an exit sensor: a read is a card
+    assert p.read(7_000_000, card, "D1-QH") == [card] and p.clock(9_000_000) == []
 
 
 def test_dealer_view_counts_every_card_that_left_the_shoe():
