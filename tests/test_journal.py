@@ -211,7 +211,7 @@ def test_journal_of_another_table_is_refused(path):
 
 
 def test_missing_directory_is_a_clear_error(tmp_path):
-    with pytest.raises(Exception, match="does not exist"):
+    with pytest.raises(JournalError, match=r"directory .*nope does not exist"):
         Journal.open(str(tmp_path / "nope" / "j.sqlite3"))
 
 
