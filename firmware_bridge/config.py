@@ -53,5 +53,10 @@ class SerialConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     #: An event arriving ahead of its turn waits this long for the missing ones before
     #: the host asks the device to replay them.
     reorder_window: _Seconds = 0.02
+    #: Replay requests for one missing event before it is reported lost (``events_lost``)
+    #: and the link goes on; each waits twice as long as the one before (the reorder
+    #: window, at most 8 times it): with the defaults a gap the shoe can never fill is
+    #: given up after about 0.3 s.
+    replay_retries: Annotated[int, msgspec.Meta(ge=1, le=100)] = 4
     #: How long one blocking read waits; bounds how quickly timeouts and stop() are noticed.
     poll_interval: _Seconds = 0.01

@@ -23,8 +23,11 @@ import random
 from collections import deque
 from collections.abc import Callable
 
+from firmware_bridge.framing import encode_frame
 from firmware_bridge.protocol import (
     FLAG_REPLAY,
+    FLAG_SEQUENCED,
+    HEADER,
     PROTOCOL_VERSION,
     STATE_FAULT,
     STATE_LID_OPEN,
@@ -56,7 +59,7 @@ from firmware_bridge.protocol import (
     encode,
 )
 
-__all__ = ["ALL_CAPABILITIES", "DeviceCore", "Out"]
+__all__ = ["ALL_CAPABILITIES", "DeviceCore", "Out", "RawEvent"]
 
 #: every capability bit of protocol 1.0 (see protocol.CAPABILITY_NAMES)
 ALL_CAPABILITIES = 0x7F
@@ -65,6 +68,23 @@ ALL_CAPABILITIES = 0x7F
 #: ("replay", wire) for a re-sent one, ("ack", wire) for a command's ack,
 #: ("status", wire) for a Status reply, ("control", wire) for everything else.
 Out = tuple[str, bytes]
+
+
+class RawEvent:
+    """A device event given as raw type and body, sent as they are, even over the
+    512-byte payload limit (fault injection: a firmware that breaks §2)."""
+
+    def __init__(self, mtype: int, body: bytes) -> None:
+        self.TYPE = mtype
+        self.raw = body
+
+    def body(self) -> bytes:
+        return self.raw
+
+
+def _wire(msg: Message | RawEvent, seq: int, flags: int) -> bytes:
+    """One event frame with exactly ``flags`` (no size check for a RawEvent)."""
+    return encode_frame(HEADER.pack(msg.TYPE, flags, seq) + msg.body())
 
 
 class DeviceCore:
@@ -90,7 +110,11 @@ class DeviceCore:
         self.boot_id = (random.getrandbits(32) or 1) if boot_id is None else boot_id
         self.decoder = StreamDecoder()
         self.last_seq = 0  # last event sequence number assigned (0: none yet)
-        self.buffer: deque[tuple[int, Message]] = deque(maxlen=replay_size)
+        self.buffer: deque[tuple[int, Message | RawEvent]] = deque(maxlen=replay_size)
+        #: fault injection (a non-conforming firmware): events it keeps but can never
+        #: send again, and the next events it sends without the SEQUENCED flag
+        self.unsendable: set[int] = set()
+        self.strip_flag = 0
         # command de-duplication: the host re-sends a command with the same seq
         self.last_cmd: tuple[int, int, int] | None = None  # (seq, type, status)
         self.executed: list[Message] = []  # every command executed once (tests)
@@ -132,16 +156,21 @@ class DeviceCore:
         )
         return ("control", encode(msg, self.last_seq))
 
-    def heartbeat(self) -> Out:
+    def heartbeat(self, flags: int = 0) -> Out:
+        """The periodic heartbeat (``flags``: fault injection, e.g. a wrong SEQUENCED)."""
         msg = Heartbeat(self.clock_us(), self.state, self.brightness, self.oldest_seq)
-        return ("control", encode(msg, self.last_seq))
+        return ("control", encode(msg, self.last_seq, flags))
 
     # ---------------------------------------------------------------- events
-    def event(self, msg: Message) -> Out:
+    def event(self, msg: Message | RawEvent) -> Out:
         """Number a device event, keep it for replay, return its wire bytes."""
         self.last_seq += 1
         self.buffer.append((self.last_seq, msg))
-        return ("event", encode(msg, self.last_seq))
+        flags = FLAG_SEQUENCED
+        if self.strip_flag:
+            self.strip_flag -= 1
+            flags = 0
+        return ("event", _wire(msg, self.last_seq, flags))
 
     def card_exit(self, duration_us: int = 40_000) -> Out:
         self.cards_total += 1
@@ -183,7 +212,9 @@ class DeviceCore:
         if isinstance(msg, Replay):
             start = max(msg.from_seq, 1)
             return [
-                ("replay", encode(m, seq, FLAG_REPLAY)) for seq, m in self.buffer if seq >= start
+                ("replay", _wire(m, seq, FLAG_REPLAY | FLAG_SEQUENCED))
+                for seq, m in self.buffer
+                if seq >= start and seq not in self.unsendable
             ]
         if frame.type >= 0x80:
             return self._command(frame.seq, frame.type, msg)

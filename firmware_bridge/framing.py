@@ -29,7 +29,10 @@ except ImportError:  # pragma: no cover - MicroPython
 
 __all__ = [
     "DELIMITER",
+    "MAX_ENCODED",
     "MAX_PAYLOAD",
+    "MIN_ENCODED",
+    "MIN_PAYLOAD",
     "CobsError",
     "DecoderStats",
     "FrameDecoder",
@@ -41,10 +44,15 @@ __all__ = [
 
 #: Frame delimiter. COBS guarantees it never occurs inside an encoded frame.
 DELIMITER = b"\x00"
-#: Largest payload (header + body, without the CRC) a receiver must accept.
+#: Largest payload (header + body, without the CRC): a sender MUST NOT exceed it.
 MAX_PAYLOAD = 512
-#: Largest encoded frame (COBS overhead 1 byte per 254, plus the CRC), delimiter excluded.
+#: Smallest payload: the 6-byte header (PROTOCOL.md §3) with an empty body.
+MIN_PAYLOAD = 6
+#: Largest encoded frame (COBS overhead 1 byte per 254, plus the CRC), delimiter excluded:
+#: 512 + 4 = 516 bytes stuffed into 519.
 MAX_ENCODED = MAX_PAYLOAD + 4 + (MAX_PAYLOAD + 4) // 254 + 1
+#: Smallest encoded frame: 6 + 4 = 10 bytes stuffed into 11.
+MIN_ENCODED = MIN_PAYLOAD + 4 + 1
 
 
 class CobsError(ValueError):
@@ -119,8 +127,8 @@ class DecoderStats:
         self.frames = 0  # frames delivered
         self.bad_crc = 0  # COBS fine, CRC wrong
         self.cobs_errors = 0  # not COBS at all
-        self.oversize = 0  # longer than MAX_ENCODED before a delimiter
-        self.short = 0  # too short to hold a CRC
+        self.oversize = 0  # over MAX_ENCODED, or decoding to over MAX_PAYLOAD + CRC
+        self.short = 0  # decoding to under MIN_PAYLOAD + CRC (no header and CRC)
 
     @property
     def bad_frames(self) -> int:
@@ -142,7 +150,9 @@ class FrameDecoder:
     Bytes between two delimiters form one candidate frame. Empty candidates (two
     delimiters in a row, or a leading delimiter a sender uses to flush the line) are
     ignored silently. A candidate longer than :data:`MAX_ENCODED` is discarded without
-    being buffered further (bounded memory whatever arrives).
+    being buffered further (bounded memory whatever arrives); one that decodes to fewer
+    than ``MIN_PAYLOAD + 4`` or more than ``MAX_PAYLOAD + 4`` bytes is dropped and counted
+    (``short``, ``oversize``), like a bad CRC.
     """
 
     __slots__ = ("_buf", "_discarding", "stats")
@@ -190,8 +200,11 @@ class FrameDecoder:
         except CobsError:
             stats.cobs_errors += 1
             return None
-        if len(raw) < 5:
+        if len(raw) < MIN_PAYLOAD + 4:
             stats.short += 1
+            return None
+        if len(raw) > MAX_PAYLOAD + 4:
+            stats.oversize += 1
             return None
         payload = raw[:-4]
         if crc32(payload) & 0xFFFFFFFF != int.from_bytes(raw[-4:], "little"):

@@ -59,6 +59,7 @@ from firmware_bridge.protocol import (
     BUTTON_NAMES,
     FAULT_NAMES,
     FLAG_SEQUENCED,
+    MESSAGE_TYPES,
     PROTOCOL_VERSION,
     STATE_LID_OPEN,
     STATE_LOCKED,
@@ -224,6 +225,10 @@ class Link:
         self._high_water = 0  # highest device seq the device says it has sent
         self._stash: dict[int, tuple[Frame, int]] = {}
         self._gap_deadline: float | None = None
+        self._gap_for = 0  # the `expected` the current replay attempts are for
+        self._gap_attempts = 0  # replay requests for it without progress
+        self._gap_bad = 0  # the decoder's oversize count when that gap opened
+        self._mismatched: set[int] = set()  # types whose flag mismatch was reported
         self._status: Status | None = None
         self._status_count = 0
         self._counters = dict.fromkeys(
@@ -236,6 +241,8 @@ class Link:
                 "replays_requested",
                 "events_lost",
                 "unknown_events",
+                "flag_mismatches",
+                "gaps_abandoned",
                 "commands",
                 "command_retries",
                 "commands_failed",
@@ -507,7 +514,15 @@ class Link:
             return
         if not self._up:
             return  # stale bytes from before our hello
-        if frame.flags & FLAG_SEQUENCED:
+        if frame.type >= 0x80:
+            return  # a host-to-device type: a device never sends one (counted as unknown)
+        cls = MESSAGE_TYPES.get(frame.type)
+        # The type decides what a frame is; the flag only says whether it is sequenced,
+        # and is trusted alone only for a type this host does not know (§3, §10).
+        is_event = cls.SEQUENCED if cls is not None else bool(frame.flags & FLAG_SEQUENCED)
+        if cls is not None and is_event != bool(frame.flags & FLAG_SEQUENCED):
+            self._flag_mismatch(frame, is_event)
+        if is_event:
             self._on_event(frame, now, rx_ns)
         elif t is Heartbeat:
             self._note_high_water(frame.seq, now)
@@ -532,6 +547,24 @@ class Link:
             self._clock(frame.seq, msg.uptime_us)  # type: ignore[union-attr]
         # Unknown / Malformed unsequenced frames: counted by the decoder, ignored
 
+    def _flag_mismatch(self, frame: Frame, is_event: bool) -> None:
+        """A known type with the wrong SEQUENCED flag: handled as its type says, counted,
+        and reported once per type and device boot."""
+        self._counters["flag_mismatches"] += 1
+        if frame.type in self._mismatched:
+            return
+        self._mismatched.add(frame.type)
+        name = MESSAGE_TYPES[frame.type].NAME
+        if is_event:
+            what = f"a {name} event (type 0x{frame.type:02X}) without the SEQUENCED flag"
+            how = f"taken as event seq {frame.seq}"
+        else:
+            what = f"a {name} frame (type 0x{frame.type:02X}, not an event) with the SEQUENCED flag"
+            how = f"its seq {frame.seq} taken as the high-water mark, not as an event"
+        self._emit(BridgeFault(
+            "link", "flag_mismatch",
+            f"the shoe sent {what}: {how} (PROTOCOL.md §3; a firmware bug, reported once)"))
+
     def _clock(self, high_water: int, uptime_us: int) -> None:
         """Queue the device's clock if every event it had emitted by then is delivered."""
         if self.clock_events and high_water < self._expected:
@@ -548,6 +581,9 @@ class Link:
             hello.boot_id,
         )
         restarted = self._boot_id is not None and hello.boot_id != self._boot_id
+        if restarted:
+            self._lost_to_reboot()
+            self._mismatched.clear()
         if self._boot_id is None:
             self._expected = frame.seq + 1  # a new link starts with the device's next event
         elif restarted:
@@ -604,6 +640,43 @@ class Link:
             frame, rx_ns = stash.pop(self._expected)
             self._deliver(frame, rx_ns)
 
+    def _lost_to_reboot(self) -> None:
+        """The device restarted while events of its previous boot were still missing:
+        deliver what was held of them and report the rest lost (they were in its RAM)."""
+        if not self._stash and self._high_water < self._expected:
+            return
+        first, last = self._expected, max(self._high_water, *self._stash, 0)
+        held = sorted(self._stash)
+        for seq in held:
+            self._deliver(*self._stash.pop(seq))
+        lost = last - first + 1 - len(held)
+        self._counters["events_lost"] += lost
+        self._gap_deadline = None
+        self._emit(BridgeFault(
+            "link", "events_lost",
+            f"{lost} device event(s) between seq {first} and {last} were lost: the shoe "
+            "restarted before it could replay them"))
+
+    def _abandon_gap(self) -> None:
+        """Replay requests for ``expected`` got nothing after ``replay_retries``: the
+        device cannot send it (a frame it builds invalid each time, or a buffer that lost
+        it). Report the missing events lost, once, and go on with what follows."""
+        first = self._expected
+        end = min(self._stash) if self._stash else self._high_water + 1
+        lost = end - first
+        self._counters["events_lost"] += lost
+        self._counters["gaps_abandoned"] += 1
+        dropped = self._decoder.stats["bad_frames"] - self._gap_bad
+        hint = (f"; {dropped} invalid frame(s) (oversize, short, bad CRC) were dropped "
+                "meanwhile" if dropped > 0 else "")
+        self._emit(BridgeFault(
+            "link", "events_lost",
+            f"{lost} device event(s) between seq {first} and {end - 1} were lost: not "
+            f"received after {self._gap_attempts - 1} replay requests{hint}"))
+        self._expected = end
+        self._gap_deadline = None
+        self._drain()
+
     def _note_high_water(self, seq: int, now: float) -> None:
         if seq > self._high_water:
             self._high_water = seq
@@ -632,9 +705,23 @@ class Link:
         self._drain()
 
     def _request_replay(self, now: float) -> None:
+        """Ask for ``expected`` again; the wait doubles (reorder window, at most 8 times
+        it) and after ``replay_retries`` requests with no progress the gap is abandoned
+        (reported lost), so an unfillable gap never keeps the link asking forever."""
         if not self._stash and self._high_water < self._expected:
             self._gap_deadline = None
             return
+        if self._gap_for != self._expected:
+            self._gap_for = self._expected
+            self._gap_attempts = 0
+            self._gap_bad = self._decoder.stats["bad_frames"]
+        self._gap_attempts += 1
+        if self._gap_attempts > self.config.replay_retries:
+            self._abandon_gap()
+            if self._stash or self._high_water >= self._expected:
+                self._gap_deadline = now + self.config.reorder_window
+            return
         self._counters["replays_requested"] += 1
         self._write(encode(Replay(self._expected)))
-        self._gap_deadline = now + self.config.reorder_window
+        wait = self.config.reorder_window * min(2 ** (self._gap_attempts - 1), 8)
+        self._gap_deadline = now + wait

@@ -33,8 +33,15 @@ import time
 import tty
 from collections.abc import Callable
 
-from firmware_bridge.device import ALL_CAPABILITIES, DeviceCore, Out
-from firmware_bridge.protocol import FAULT_NAMES, PROTOCOL_VERSION, HostHello, Message, Replay
+from firmware_bridge.device import ALL_CAPABILITIES, DeviceCore, Out, RawEvent
+from firmware_bridge.protocol import (
+    FAULT_NAMES,
+    FLAG_SEQUENCED,
+    PROTOCOL_VERSION,
+    HostHello,
+    Message,
+    Replay,
+)
 
 __all__ = ["DeviceSimulator"]
 
@@ -90,6 +97,9 @@ class DeviceSimulator:
         self._drop_acks = 0
         self._drop_status = 0
         self._stalled = False
+        self._flag_heartbeats = 0
+        self._ignore_replays = 0
+        self._lose = 0
         self._next_heartbeat = 0.0
         #: frames received from the host, decoded, in order (retries and lost ones included)
         self.received: list[object] = []
@@ -198,7 +208,11 @@ class DeviceSimulator:
                 now = time.monotonic()
                 if not self._stalled and now >= self._next_heartbeat:
                     self._next_heartbeat = now + self.heartbeat_interval
-                    self._send(self.core.heartbeat())
+                    flags = 0
+                    if self._flag_heartbeats:
+                        self._flag_heartbeats -= 1
+                        flags = FLAG_SEQUENCED
+                    self._send(self.core.heartbeat(flags))
                 timeout = max(0.0, self._next_heartbeat - now) if not self._stalled else 0.05
             fds = [self._wake_r] + ([master] if master is not None else [])
             try:
@@ -230,6 +244,9 @@ class DeviceSimulator:
             if is_command and self._ignore_commands:
                 self._ignore_commands -= 1
                 continue
+            if frame.type == Replay.TYPE and self._ignore_replays:
+                self._ignore_replays -= 1
+                continue
             for kind, wire in self.core.handle(frame):
                 if kind == "ack" and self._drop_acks:
                     self._drop_acks -= 1
@@ -247,6 +264,10 @@ class DeviceSimulator:
         kind, wire = out
         if kind not in ("event", "replay"):
             self._write(wire)
+            return
+        if kind == "event" and self._lose:
+            self._lose -= 1
+            self.core.unsendable.add(self.core.last_seq)  # never sent, never replayed
             return
         if self._drop:
             self._drop -= 1
@@ -369,6 +390,33 @@ class DeviceSimulator:
         (``n`` times)."""
         with self._lock:
             self._reorder += n
+
+    def lose_next(self, n: int = 1) -> None:
+        """A broken firmware: the next ``n`` events are numbered and stay "in" the replay
+        buffer (``oldest_seq`` covers them) but are never sent, nor replayed: a gap the
+        host can never fill."""
+        with self._lock:
+            self._lose += n
+
+    def ignore_replays(self, n: int = 1) -> None:
+        """Ignore the next ``n`` replay requests (a device busy, or about to reboot)."""
+        with self._lock:
+            self._ignore_replays += n
+
+    def strip_flag_next(self, n: int = 1) -> None:
+        """Send the next ``n`` events without the SEQUENCED flag (a firmware bug)."""
+        with self._lock:
+            self.core.strip_flag += n
+
+    def flag_heartbeats(self, n: int = 1) -> None:
+        """Send the next ``n`` heartbeats with the SEQUENCED flag (a firmware bug)."""
+        with self._lock:
+            self._flag_heartbeats += n
+
+    def oversize_event(self, size: int = 513, mtype: int = 0x3D) -> int:
+        """Record and send a device event whose payload (header + body) is ``size`` bytes:
+        over 512 it breaks §2, and the replay buffer re-sends it as it is every time."""
+        return self._event("event", RawEvent(mtype, b"\x5a" * (size - 6)))
 
     def ignore_commands(self, n: int = 1) -> None:
         """Lose the next ``n`` host commands (the host must retry)."""

@@ -133,14 +133,14 @@ def test_unknown_type_and_malformed_body_are_reported_not_raised() -> None:
     unknown = encode_frame(struct.pack("<BBI", 0x42, FLAG_SEQUENCED, 9) + b"body")
     short = encode_frame(struct.pack("<BBI", CardExitReport.TYPE, FLAG_SEQUENCED, 10) + b"\x01")
     bad_len = encode_frame(struct.pack("<BBI", FaultReport.TYPE, 0, 0) + bytes(10) + b"\x09ab")
-    tiny = encode_frame(b"\x03\x00")  # shorter than the header
+    tiny = encode_frame(b"\x03\x00")  # shorter than the header: a short frame (§2)
     out = dec.feed(unknown + short + bad_len + tiny)
     assert [type(f.msg) for f in out] == [Unknown, Malformed, Malformed]
     assert out[0].msg == Unknown(0x42, b"body") and out[0].sequenced and out[0].seq == 9
     assert "card_exit: body of 1 bytes" in out[1].msg.reason  # type: ignore[union-attr]
     assert "runs past the end" in out[2].msg.reason  # type: ignore[union-attr]
     assert dec.stats["unknown"] == 1 and dec.stats["malformed"] == 2
-    assert dec.stats["short_header"] == 1
+    assert dec.stats["short"] == 1 and dec.stats["short_header"] == 0
     with pytest.raises(DecodeError):
         decode_payload(b"\x01")
 

@@ -16,6 +16,9 @@ from typing import Any
 import pytest
 
 from firmware_bridge.config import SerialConfig
+from firmware_bridge.events import BridgeFault, ButtonPressed, CardExit, LinkUp
+from firmware_bridge.framing import MAX_ENCODED, MAX_PAYLOAD, MIN_ENCODED, FrameDecoder
+from firmware_bridge.link import Link
 from firmware_bridge.protocol import CardReadReport
 from firmware_bridge.simulator import DeviceSimulator
 from shoe_controller.daemon_inputs import SerialInput
@@ -23,13 +26,14 @@ from shoe_controller.game.cards import parse_card
 from shoe_controller.game.inputs import CardSeen, Fault, UnreadableCard
 from shoe_controller.vision.barcode import BarcodeMapping
 from shoe_controller.vision.config import BarcodeConfig
-from tests.support.rawshoe import RawShoe
+from tests.support.rawshoe import RawShoe, frame, payload
 
 pytestmark = pytest.mark.timeout(60)
 
 FAST = dict(heartbeat_timeout=0.3, handshake_timeout=0.2, ack_timeout=0.05,
             reconnect_initial=0.02, reconnect_max=0.1, reorder_window=0.01,
-            poll_interval=0.005)
+            poll_interval=0.005, replay_retries=4)
+FAST_RETRIES = 4
 
 
 def card(code: str) -> CardSeen:
@@ -244,3 +248,219 @@ def test_a_1_0_device_that_sends_exit_then_read_still_deals() -> None:
             assert inputs.take(3) == [card("QH"), card("9S"), card("2C")]
         finally:
             inputs.stop()
+
+
+# ---------------------------------------------------------------- the raw link harness
+class LinkQ:
+    """A bare Link on ``port`` and what it queues."""
+
+    def __init__(self, port: str, **kw: Any) -> None:
+        self.q: queue.Queue[Any] = queue.Queue()
+        self.link = Link(SerialConfig(port=port, exclusive=False, **{**FAST, **kw}), self.q)
+        self.link.start()
+        self.link.wait_up(5)
+        assert isinstance(self.q.get(timeout=2), LinkUp)
+
+    def until(self, pred: Any, timeout: float = 3.0) -> list[Any]:
+        """Everything queued up to and including the first item ``pred`` accepts."""
+        out = []
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                item = self.q.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"not within {timeout} s; got {out}, "
+                                     f"stats {self.link.stats}") from None
+            out.append(item)
+            if pred(item):
+                return out
+
+    def quiet(self, wait: float = 0.3) -> list[Any]:
+        time.sleep(wait)
+        out = []
+        while not self.q.empty():
+            out.append(self.q.get_nowait())
+        return out
+
+
+@pytest.fixture
+def sim_link(sim: DeviceSimulator) -> Iterator[LinkQ]:
+    lq = LinkQ(sim.path)
+    yield lq
+    lq.link.stop()
+
+
+@pytest.fixture
+def raw_link(raw: RawShoe) -> Iterator[LinkQ]:
+    lq = LinkQ(raw.path)
+    yield lq
+    lq.link.stop()
+
+
+def is_exit(seq: int) -> Any:
+    return lambda e: isinstance(e, CardExit) and e.seq == seq
+
+
+def lost(items: list[Any]) -> list[str]:
+    return [e.detail for e in items if isinstance(e, BridgeFault) and e.name == "events_lost"]
+
+
+# ---------------------------------------------------------------- §2 sizes
+def test_size_limits_are_exact() -> None:
+    """§2 with the independent encoder: 512-byte payload in, 513 out; 10 decoded bytes
+    (header + CRC) in, 9 out; the largest encoded frame is 519 bytes."""
+    dec = FrameDecoder()
+    biggest = payload(0x3C, 2, 7, b"\x01" * (512 - 6))
+    assert len(frame(biggest)) - 1 == 519  # delimiter excluded
+    assert dec.feed(frame(biggest)) == [biggest]
+    too_big = payload(0x3C, 2, 8, b"\x01" * (513 - 6))
+    assert len(frame(too_big)) - 1 == 520
+    # 513 bytes with zeros in it stuff into 518 bytes: still over the limit once decoded
+    zeros = payload(0x3C, 2, 9, (b"\x01" * 99 + b"\x00") * 5 + b"\x01" * 7)
+    assert len(zeros) == 513 and len(frame(zeros)) - 1 <= 519
+    smallest = payload(0x02, 0, 0, b"")
+    assert len(frame(smallest)) - 1 == 11
+    nine = frame(smallest[:5])
+    assert dec.feed(frame(too_big)) == []
+    assert dec.feed(frame(zeros)) == []
+    assert dec.feed(nine) == []
+    assert dec.feed(frame(smallest)) == [smallest]
+    assert (dec.stats.oversize, dec.stats.short, dec.stats.frames) == (2, 1, 2)
+    assert (MAX_ENCODED, MIN_ENCODED, MAX_PAYLOAD) == (519, 11, 512)
+
+
+def test_an_oversize_event_is_reported_once_and_does_not_stall_sim(
+        sim: DeviceSimulator, sim_link: LinkQ) -> None:
+    sim.card_exit()
+    t0 = time.monotonic()
+    sim.oversize_event(513)  # seq 2, re-sent as it is by every replay
+    sim.card_exit()
+    got = sim_link.until(is_exit(3))
+    assert time.monotonic() - t0 < 1.5  # not ~10 s
+    assert [e.seq for e in got if isinstance(e, CardExit)] == [1, 3]
+    (detail,) = lost(got)
+    assert "1 device event(s) between seq 2 and 2" in detail and "invalid frame" in detail
+    assert sim_link.link.stats["replays_requested"] <= FAST_RETRIES
+    assert lost(sim_link.quiet()) == []
+    assert sim_link.link.is_up and sim_link.link.stats["oversize"] >= 1
+
+
+def test_an_oversize_event_is_reported_once_and_does_not_stall_raw(
+        raw: RawShoe, raw_link: LinkQ) -> None:
+    raw.card_exit()
+    raw.event(0x3C, b"\x5a" * (513 - 6))  # seq 2: 513 bytes, replayed as it is
+    raw.card_exit()
+    got = raw_link.until(is_exit(3))
+    assert [e.seq for e in got if isinstance(e, CardExit)] == [1, 3]
+    assert len(lost(got)) == 1 and "between seq 2 and 2" in lost(got)[0]
+    assert len(raw.replays) <= FAST_RETRIES
+    time.sleep(0.3)
+    assert len(raw.replays) <= FAST_RETRIES and lost(raw_link.quiet(0)) == []
+
+
+# ---------------------------------------------------------------- §3 type decides
+def test_an_event_without_the_flag_is_delivered_and_reported_sim(
+        sim: DeviceSimulator, sim_link: LinkQ) -> None:
+    sim.strip_flag_next(2)
+    sim.press("confirm")
+    sim.press("new_round")
+    sim.card_exit()
+    got = sim_link.until(is_exit(3))
+    buttons = [(e.seq, e.button) for e in got if isinstance(e, ButtonPressed)]
+    assert buttons == [(1, "confirm"), (2, "new_round")]
+    faults = [e for e in got if isinstance(e, BridgeFault) and e.name == "flag_mismatch"]
+    assert len(faults) == 1 and "button event (type 0x05) without" in faults[0].detail
+    assert sim_link.link.stats["flag_mismatches"] == 2
+
+
+def test_an_event_without_the_flag_is_delivered_and_reported_raw(
+        raw: RawShoe, raw_link: LinkQ) -> None:
+    raw.button(2, flags=0)
+    raw.card_exit()
+    got = raw_link.until(is_exit(2))
+    assert [(e.seq, e.button) for e in got if isinstance(e, ButtonPressed)] == [(1, "confirm")]
+    assert [e.name for e in got if isinstance(e, BridgeFault)] == ["flag_mismatch"]
+
+
+def test_a_flagged_heartbeat_does_not_consume_a_sequence_number_sim(
+        sim: DeviceSimulator, sim_link: LinkQ) -> None:
+    sim.drop_next(1)
+    sim.flag_heartbeats(3)
+    sim.card_exit()  # seq 1, lost on the wire; flagged heartbeats say seq 1
+    got = sim_link.until(is_exit(1))
+    assert [e.name for e in got if isinstance(e, BridgeFault)] == ["flag_mismatch"]
+    assert "heartbeat frame (type 0x02, not an event) with" in got[0].detail
+    sim.card_exit()
+    assert sim_link.until(is_exit(2))[-1].seq == 2
+    assert lost(sim_link.quiet(0)) == []
+
+
+def test_a_flagged_heartbeat_does_not_consume_a_sequence_number_raw(
+        raw: RawShoe, raw_link: LinkQ) -> None:
+    raw.heartbeat_flags = 0x02
+    raw.card_exit(send=False)  # seq 1 never sent live; the flagged heartbeats carry seq 1
+    got = raw_link.until(is_exit(1))  # replayed, delivered: not taken by a heartbeat
+    assert "flag_mismatch" in [e.name for e in got if isinstance(e, BridgeFault)]
+    assert lost(got) == []
+
+
+# ---------------------------------------------------------------- §7 bounded gaps
+def test_a_gap_the_device_can_never_fill_is_reported_lost_sim(
+        sim: DeviceSimulator, sim_link: LinkQ) -> None:
+    sim.card_exit()
+    sim.lose_next(1)
+    sim.card_exit()  # seq 2: never sent, never replayed, still "in" the buffer
+    sim.card_exit()
+    got = sim_link.until(is_exit(3))
+    assert [e.seq for e in got if isinstance(e, CardExit)] == [1, 3]
+    (detail,) = lost(got)
+    assert f"between seq 2 and 2 were lost: not received after {FAST_RETRIES} replay" in detail
+    asked = sim_link.link.stats["replays_requested"]
+    assert asked == FAST_RETRIES
+    time.sleep(0.3)
+    assert sim_link.link.stats["replays_requested"] == asked and sim_link.link.is_up
+
+
+def test_a_lost_last_event_the_device_can_never_send_is_reported_raw(
+        raw: RawShoe, raw_link: LinkQ) -> None:
+    raw.card_exit()
+    seq = raw.card_exit(send=False)
+    raw.forget.add(seq)  # heartbeats say seq 2 exists; no replay ever brings it
+    got = raw_link.until(lambda e: isinstance(e, BridgeFault))
+    assert lost(got) == [lost(got)[0]] and "between seq 2 and 2" in lost(got)[0]
+    n = len(raw.replays)
+    assert n == FAST_RETRIES
+    time.sleep(0.3)
+    assert len(raw.replays) == n  # no asking 50 times a second forever
+    raw.card_exit()
+    assert raw_link.until(is_exit(3))[-1].seq == 3
+
+
+def test_a_reboot_with_an_open_gap_reports_the_missing_events_sim(
+        sim: DeviceSimulator, sim_link: LinkQ) -> None:
+    sim.ignore_replays(100)
+    sim.drop_next(1)
+    sim.card_exit()  # seq 1: dropped, and the replays asking for it are ignored
+    sim.card_exit()  # seq 2: held by the host behind the gap
+    time.sleep(0.05)
+    sim.reboot()
+    got = sim_link.until(lambda e: isinstance(e, LinkUp))
+    assert [e.seq for e in got if isinstance(e, CardExit)] == [2]
+    assert lost(got) == ["1 device event(s) between seq 1 and 2 were lost: the shoe "
+                         "restarted before it could replay them"]
+    assert got[-1].restarted
+    sim.card_exit()
+    assert sim_link.until(is_exit(1))[-1].seq == 1  # the new boot from 1
+
+
+def test_a_reboot_with_an_open_gap_reports_the_missing_events_raw(
+        raw: RawShoe, raw_link: LinkQ) -> None:
+    raw.card_exit()
+    for _ in range(2):
+        raw.forget.add(raw.card_exit(send=False))
+    raw.heartbeat()
+    time.sleep(0.03)
+    raw.reboot(0xBEEF)
+    got = raw_link.until(lambda e: isinstance(e, LinkUp))
+    assert lost(got) == ["2 device event(s) between seq 2 and 3 were lost: the shoe "
+                         "restarted before it could replay them"]
