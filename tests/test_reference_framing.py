@@ -126,12 +126,13 @@ def test_512_byte_payloads_pass_in_any_chunking(kind):
     d = FrameDecoder()
     out: list[bytes] = []
     i = 0
-    stream = wire + encode_frame(b"\x01\x02") + wire
+    header = b"\x02\x00\x01\x00\x00\x00"  # the smallest payload (§2, protocol 1.1)
+    stream = wire + encode_frame(header) + wire
     while i < len(stream):
         k = rng.randint(1, 64)
         out += d.feed(stream[i:i + k])
         i += k
-    assert out == [payload, b"\x01\x02", payload]
+    assert out == [payload, header, payload]
     assert d.stats.bad_frames == 0 and d.stats.frames == 3
 
 
@@ -175,14 +176,15 @@ def test_reset_ends_the_skipping_of_an_oversize_candidate():
 
 
 def test_bad_crc_short_and_empty_candidates():
-    good = encode_frame(b"\x01\x02\x03\x04\x05")
+    good = encode_frame(b"\x01\x02\x03\x04\x05\x06")
     bad = bytearray(good)
     bad[3] ^= 0x40
     d = FrameDecoder()
-    short = cobs_encode(b"\x01\x02\x03\x04") + b"\x00"  # 4 decoded bytes: under 5
-    assert d.feed(b"\x00\x00" + bytes(bad) + short + good) == [b"\x01\x02\x03\x04\x05"]
+    short = cobs_encode(b"\x01\x02\x03\x04") + b"\x00"  # 4 decoded bytes: under 10
+    assert d.feed(b"\x00\x00" + bytes(bad) + short + good) == [b"\x01\x02\x03\x04\x05\x06"]
     assert (d.stats.bad_crc, d.stats.short, d.stats.cobs_errors) == (1, 1, 0)
-    # an empty payload and its CRC decode to 4 bytes: 'under 5 bytes', dropped (§2)
+    # protocol 1.1 §2: a frame decodes to at least 10 bytes (6-byte header + CRC)
     d = FrameDecoder()
     assert d.feed(encode_frame(b"")) == [] and d.stats.short == 1
-    assert d.feed(encode_frame(b"\x01")) == [b"\x01"]  # the smallest frame: 5 bytes
+    assert d.feed(encode_frame(b"\x01" * 5)) == [] and d.stats.short == 2  # 9 bytes
+    assert d.feed(encode_frame(b"\x01" * 6)) == [b"\x01" * 6]  # the smallest: 10 bytes
