@@ -49,9 +49,9 @@ def test_void_needs_the_supervisor_key(station):
     st.press("void")
     st.turn_key(False)
     assert got == [
-        (Pause("supervisor key"), KEY_ON),
-        (Void("supervisor"), "void"),
-        (Resume(), KEY_OFF),
+        (Pause("supervisor key", source="key"), KEY_ON),
+        (Void("supervisor", source="button", key=True), "void"),  # audited (issue 14)
+        (Resume(source="key"), KEY_OFF),
     ]
 
 

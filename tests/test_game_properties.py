@@ -93,6 +93,11 @@ def _inputs(rules: Rules, seed: int, ops: list[str]):
             yield I.NewShoe()
 
 
+#: events after which no unreadable card is awaited any more
+_ENDS_WAIT = frozenset({"round_resumed", "round_voided", "result_confirmed", "shoe_ended",
+                        "shoe_started"})
+
+
 class Model:
     """What the test tracks independently of the machine, per shoe."""
 
@@ -108,6 +113,8 @@ class Model:
         self.current: int | None = None
         self.offers: dict[int, list[int]] = {}
         self.open_offers: set[int] = set()
+        #: the shoe waits for a manual entry of an unreadable card
+        self.awaiting = False
 
     def check_shoe_end(self) -> None:
         assert self.reads == self.accounted, (self.reads - self.accounted,
@@ -133,12 +140,21 @@ def test_shoe_machine_invariants(rules, seed, ops):
         assert list(events) == step_events
         assert new_state == folded
         state = new_state
-        if isinstance(inp, I.CardSeen | I.ManualCard):
+        if isinstance(inp, I.ManualCard) and not model.awaiting:
+            # a manual card only fills a card the shoe waits for after an unreadable
+            # read (issue 14): anything else is refused, and no card is read
+            assert [(e.type, getattr(e, "kind", None)) for e in events] == [
+                ("fault", "input_refused")], events
+        elif isinstance(inp, I.CardSeen | I.ManualCard):
             model.reads[inp.card.code] += 1
         for ev in events:
             assert decode_event(encode_event(ev)) == ev
             all_events.append(ev)
             t = ev.type
+            if t == "round_paused":
+                model.awaiting = ev.reason == "unreadable_card"
+            elif t in _ENDS_WAIT or (t == "misdeal" and ev.card is None):
+                model.awaiting = False
             if t == "shoe_started":  # (only ever caused by NewShoe here)
                 if model.current is not None:
                     model.check_shoe_end()

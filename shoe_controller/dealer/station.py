@@ -134,14 +134,16 @@ class Station:
             "confirm": lambda: (ConfirmResult(), "confirm"),
             "reveal_player": lambda: (Reveal("player"), "reveal_player"),
             "reveal_banker": lambda: (Reveal("banker"), "reveal_banker"),
-            "key": lambda: (Pause("supervisor key"), KEY_ON),
+            "key": lambda: (Pause("supervisor key", source="key"), KEY_ON),
             # Void only with the key on: a dealer alone cannot cancel a round.
-            "void": lambda: (Void("supervisor"), "void") if self.key_on else None,
+            "void": lambda: ((Void("supervisor", source="button", key=True), "void")
+                             if self.key_on else None),
         }
         for name, button in self.buttons.items():
             button.when_pressed = self._handler(on_press[name])
         if "key" in self.buttons:
-            self.buttons["key"].when_released = self._handler(lambda: (Resume(), KEY_OFF))
+            self.buttons["key"].when_released = self._handler(
+                lambda: (Resume(source="key"), KEY_OFF))
 
     def _handler(self, make: Callable[[], tuple[Input, str] | None]) -> Callable[[], None]:
         def fire() -> None:

@@ -43,6 +43,7 @@ __all__ = [
     "IntegrityAlert",
     "LastRound",
     "Misdeal",
+    "Operator",
     "ResultConfirmed",
     "RoundPaused",
     "RoundResult",
@@ -58,6 +59,26 @@ __all__ = [
 ]
 
 Hand = Literal["player", "banker"]
+#: Where a supervisor action came from: the station's key switch, one of its buttons, the
+#: control socket (``shoe-controller ctl``); ``manual`` on a card a supervisor entered.
+Source = Literal["key", "button", "socket", "manual"]
+_UNSET = msgspec.UNSET
+Unset = msgspec.UnsetType
+
+
+class Operator(msgspec.Struct, frozen=True, gc=False):
+    """Who acted on the control socket, as the kernel says (``SO_PEERCRED``): the peer
+    process's ``uid``, ``gid`` and ``pid``, and ``user`` (the uid's login name, if any).
+
+    >>> encode_event(RoundPaused(1, 2, "check", source="socket",
+    ...                          operator=Operator(uid=1000, gid=1000, pid=42, user="ann")))
+    b'{"operator":{"gid":1000,"pid":42,"uid":1000,"user":"ann"},"reason":"check","round":2,"shoe":1,"source":"socket","type":"round_paused"}'
+    """
+
+    uid: int
+    gid: int
+    pid: int
+    user: str | None = None
 
 
 class DomainEvent(msgspec.Struct, frozen=True, tag_field="type", gc=False):
@@ -82,6 +103,9 @@ class BurnIndicator(DomainEvent, frozen=True, tag="burn_indicator"):
 
     card: str
     burn_count: int
+    #: ``manual`` (and the operator) when a supervisor entered the unreadable indicator
+    source: Source | Unset = _UNSET
+    operator: Operator | Unset = _UNSET
 
 
 class CardBurned(DomainEvent, frozen=True, tag="card_burned"):
@@ -97,13 +121,17 @@ class RoundStarted(DomainEvent, frozen=True, tag="round_started"):
 
 
 class CardDealt(DomainEvent, frozen=True, tag="card_dealt"):
-    """A card went to a hand. ``position`` is 1-3 within the hand."""
+    """A card went to a hand. ``position`` is 1-3 within the hand. A card a supervisor
+    entered (the round waited for it after an unreadable read) has ``source: "manual"``
+    and the ``operator``; read cards have neither field."""
 
     round: int
     hand: Hand
     position: int
     card: str
     orientation: Literal["up", "down"] | None = None
+    source: Source | Unset = _UNSET
+    operator: Operator | Unset = _UNSET
 
 
 class DrawPrompt(DomainEvent, frozen=True, tag="draw_prompt"):
@@ -223,21 +251,36 @@ class Misdeal(DomainEvent, frozen=True, tag="misdeal"):
 
 
 class RoundPaused(DomainEvent, frozen=True, tag="round_paused"):
-    """Play stopped; ``round`` is None when it stopped between rounds."""
+    """Play stopped; ``round`` is None when it stopped between rounds. A supervisor's
+    pause says where it came from (``source``) and, from the control socket, who
+    (``operator``); a pause the shoe made itself (a fault) has neither."""
 
     round: int | None
     reason: str
+    source: Source | Unset = _UNSET
+    operator: Operator | Unset = _UNSET
 
 
 class RoundResumed(DomainEvent, frozen=True, tag="round_resumed"):
+    """Play goes on; ``source``/``operator`` as on ``round_paused``."""
+
     round: int | None
+    source: Source | Unset = _UNSET
+    operator: Operator | Unset = _UNSET
 
 
 class RoundVoided(DomainEvent, frozen=True, tag="round_voided"):
-    """The round is cancelled: every bet on it is refunded; it never settles."""
+    """The round is cancelled: every bet on it is refunded; it never settles. A
+    supervisor's void has ``source``/``operator`` as on ``round_paused``, ``key`` (the
+    supervisor key was turned) and ``after_result: true`` when the result was already
+    known (which needs the key)."""
 
     round: int
     reason: str
+    source: Source | Unset = _UNSET
+    operator: Operator | Unset = _UNSET
+    key: bool | Unset = _UNSET
+    after_result: bool | Unset = _UNSET
 
 
 class IntegrityAlert(DomainEvent, frozen=True, tag="integrity_alert"):
@@ -258,11 +301,14 @@ class BetsOpen(DomainEvent, frozen=True, tag="bets_open"):
 
 class Fault(DomainEvent, frozen=True, tag="fault"):
     """Something the table needs failed or went missing (``kind``: unreadable_card,
-    missing_card, link_down, camera_lost, ...)."""
+    missing_card, link_down, camera_lost, ...). A supervisor action the core refused
+    (``input_refused``) carries its ``source``/``operator``."""
 
     round: int | None
     kind: str
     detail: str = ""
+    source: Source | Unset = _UNSET
+    operator: Operator | Unset = _UNSET
 
 
 class ShoeAnalysis(DomainEvent, frozen=True, tag="shoe_analysis"):

@@ -13,10 +13,11 @@ NewShoe()
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from shoe_controller.game.cards import Card, parse_card  # noqa: F401 (parse_card: doctests)
+from shoe_controller.game.events import Operator
 
 __all__ = [
     "CardSeen",
@@ -28,6 +29,7 @@ __all__ = [
     "ManualCard",
     "NewRound",
     "NewShoe",
+    "Operator",
     "Orientation",
     "Pause",
     "Resume",
@@ -40,6 +42,10 @@ __all__ = [
 
 #: Orientation of a card's index as the camera saw it: upright or upside down.
 Orientation = Literal["up", "down"]
+#: Where a supervisor input came from (the events say it again): the station's key
+#: switch, one of its buttons, or the control socket. None: not an audited action
+#: (replay text, the virtual table).
+Source = Literal["key", "button", "socket"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,9 +88,16 @@ class ForeignCard:
 
 @dataclass(frozen=True, slots=True)
 class ManualCard:
-    """A supervisor enters the card that was unreadable, after checking it by eye."""
+    """A supervisor enters the card that was unreadable, after checking it by eye.
+
+    Only the card the round waits for after an unreadable read is accepted
+    (:func:`shoe_controller.game.supervisor.refusal`); ``source``/``operator`` (who, from
+    the control socket) go into the journaled ``card_dealt``.
+    """
 
     card: Card
+    source: Source | None = field(default=None, repr=False)
+    operator: Operator | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.card, Card):
@@ -122,18 +135,30 @@ class Pause:
     """Supervisor: stop the round."""
 
     reason: str = "supervisor"
+    source: Source | None = field(default=None, repr=False)
+    operator: Operator | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
 class Resume:
     """Supervisor: resume the paused round."""
 
+    source: Source | None = field(default=None, repr=False)
+    operator: Operator | None = field(default=None, repr=False)
+
 
 @dataclass(frozen=True, slots=True)
 class Void:
-    """Supervisor: cancel the round in progress; all its bets are refunded."""
+    """Supervisor: cancel the round in progress; all its bets are refunded.
+
+    ``key``: the supervisor key was turned when it was asked for; a round whose result
+    is already known (awaiting the dealer's confirmation) is voided only with it.
+    """
 
     reason: str = "supervisor"
+    source: Source | None = field(default=None, repr=False)
+    operator: Operator | None = field(default=None, repr=False)
+    key: bool = field(default=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

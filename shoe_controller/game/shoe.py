@@ -83,6 +83,7 @@ from shoe_controller.game.round import (
 )
 from shoe_controller.game.rules import Rules, burn_count
 from shoe_controller.game.settlement import Settler
+from shoe_controller.game.supervisor import audit, refusal
 
 __all__ = [
     "BETWEEN",
@@ -486,12 +487,6 @@ def _on_card(state: ShoeState, inp: I.CardSeen | I.ManualCard) -> tuple[Event, .
         return tuple(_deal(state, code, orientation))  # the hot path
     if phase is NO_SHOE:
         return _then(state, list(_new_shoe(state)), lambda s: _on_card(s, inp))
-    if state.pending and inp.__class__ is I.ManualCard:
-        # the supervisor's entry of the unreadable card the shoe waits for (a camera read
-        # now is the NEXT card, never taken for the unreadable one)
-        return _then(
-            state, [RoundResumed(state.shoe, state.open_round)], lambda s: _on_card(s, inp)
-        )
     evs: list[Event] = []
     alert = _excess(state, code)
     if alert is not None:
@@ -516,6 +511,27 @@ def _on_card(state: ShoeState, inp: I.CardSeen | I.ManualCard) -> tuple[Event, .
     else:  # ENDED
         evs.extend(_extra(state, code, "after_shoe_end"))
     return tuple(evs)
+
+
+def _on_manual(state: ShoeState, inp: I.ManualCard) -> tuple[Event, ...]:
+    """The supervisor's entry of the unreadable card the shoe waits for, and only that
+    one (a camera read now is the NEXT card, never taken for the unreadable one);
+    anything else is refused (:func:`~shoe_controller.game.supervisor.refusal`). The
+    card's event says ``source: "manual"`` and who entered it."""
+    why = refusal(state, inp)
+    if why is not None:
+        return _refused(state, why, inp)
+    who = audit(inp)
+    resumed = RoundResumed(state.shoe, state.open_round, **who)
+    events = _on_card(evolve(state, resumed), inp)
+    who["source"] = "manual"
+    code, stamped, out = inp.card.code, False, [resumed]
+    for ev in events:
+        if not stamped and getattr(ev, "card", None) == code and isinstance(
+                ev, CardDealt | BurnIndicator):
+            ev, stamped = _replace(ev, **who), True
+        out.append(ev)
+    return tuple(out)
 
 
 def _burn(state: ShoeState, code: str | None) -> list[Event]:
@@ -600,8 +616,8 @@ def _on_new_shoe(state: ShoeState, inp: I.NewShoe) -> tuple[Event, ...]:
     return _new_shoe(state)
 
 
-def _refused(state: ShoeState, what: str) -> tuple[Event, ...]:
-    return (Fault(state.shoe, state.open_round, "input_refused", what),)
+def _refused(state: ShoeState, what: str, inp: Any = None) -> tuple[Event, ...]:
+    return (Fault(state.shoe, state.open_round, "input_refused", what, **audit(inp)),)
 
 
 def _missing(state: ShoeState, what: str) -> tuple[Event, ...]:
@@ -646,10 +662,10 @@ def _on_pause(state: ShoeState, inp: I.Pause) -> tuple[Event, ...]:
     before any shoe and when the shoe is already paused: the first pause's reason stands.
     """
     if state.phase is NO_SHOE:
-        return _refused(state, "pause before any shoe")
+        return _refused(state, "pause before any shoe", inp)
     if state.paused is not None:
-        return _refused(state, f"pause while already paused ({state.paused})")
-    return (RoundPaused(state.shoe, state.open_round, inp.reason),)
+        return _refused(state, f"pause while already paused ({state.paused})", inp)
+    return (RoundPaused(state.shoe, state.open_round, inp.reason, **audit(inp)),)
 
 
 def _on_resume(state: ShoeState, inp: I.Resume) -> tuple[Event, ...]:
@@ -662,13 +678,21 @@ def _on_resume(state: ShoeState, inp: I.Resume) -> tuple[Event, ...]:
                 state.open_round,
                 "manual_card_required",
                 "an unreadable card must be entered (or the round voided) first",
+                **audit(inp),
             ),
         )
-    return (RoundResumed(state.shoe, state.open_round),)
+    return (RoundResumed(state.shoe, state.open_round, **audit(inp)),)
 
 
 def _on_void(state: ShoeState, inp: I.Void) -> tuple[Event, ...]:
     rnd = state.open_round
+    if inp.source is not None and (why := refusal(state, inp)) is not None:
+        return _refused(state, why, inp)  # a result known and no key, or nothing to void
+    who = audit(inp)
+    if inp.source is not None:
+        who["key"] = inp.key
+        if rnd is not None and COMPLETE[state.node]:
+            who["after_result"] = True
     evs: list[Event] = []
     if state.pending:
         if state.phase is INDICATOR:
@@ -678,15 +702,16 @@ def _on_void(state: ShoeState, inp: I.Void) -> tuple[Event, ...]:
                     None,
                     "manual_card_required",
                     "the burn indicator decides the burn: enter it",
+                    **audit(inp),
                 ),
             )
         evs.append(Misdeal(state.shoe, rnd, "unread_card", None, "void" if rnd else "burn"))
     if rnd is not None:
         evs.extend(_closing(state, "void"))
-        evs.append(RoundVoided(state.shoe, rnd, inp.reason))
+        evs.append(RoundVoided(state.shoe, rnd, inp.reason, **who))
         evs.extend(_close(state, rnd))
     elif state.paused is not None:
-        evs.append(RoundResumed(state.shoe, None))
+        evs.append(RoundResumed(state.shoe, None, **audit(inp)))
     return tuple(evs)
 
 
@@ -739,7 +764,7 @@ def _on_void_insurance(state: ShoeState, inp: I.VoidInsurance) -> tuple[Event, .
 
 _HANDLERS: dict[type, Callable[[ShoeState, Any], tuple[Event, ...]]] = {
     I.CardSeen: _on_card,
-    I.ManualCard: _on_card,
+    I.ManualCard: _on_manual,
     I.UnreadableCard: _on_unreadable,
     I.ForeignCard: _on_foreign,
     I.CutCardSeen: _on_cut,
@@ -755,8 +780,9 @@ _HANDLERS: dict[type, Callable[[ShoeState, Any], tuple[Event, ...]]] = {
     I.ShoeOpened: _on_shoe_opened,
 }
 
-#: inputs that mean a card (or something) left the shoe: open insurance offers close
-_LEAVES_SHOE: Final = frozenset({I.CardSeen, I.ManualCard, I.UnreadableCard, I.ForeignCard})
+#: inputs that mean a card (or something) left the shoe: open insurance offers close (a
+#: manual card is the one that left unread: its UnreadableCard closed them already)
+_LEAVES_SHOE: Final = frozenset({I.CardSeen, I.UnreadableCard, I.ForeignCard})
 
 _INDEX: Final[dict[str, int]] = {c: parse_card(c).index for c in SHIFT_BY_CODE}
 

@@ -67,8 +67,9 @@ def _event_schema(cls: type[msgspec.Struct]) -> dict[str, Any]:
         "description": " ".join(str(body.get("description", tag)).split()),
         "type": "object",
         "properties": props,
-        # The canonical encoder writes every field, defaults included.
-        "required": list(props),
+        # The canonical encoder writes every field, defaults included, except the
+        # optional ones (msgspec.UNSET: e.g. a supervisor action's source and operator).
+        "required": [k for k in props if k not in _unset_fields(cls)],
         "additionalProperties": False,
     }
     for sub in defs.values():
@@ -80,6 +81,14 @@ def _event_schema(cls: type[msgspec.Struct]) -> dict[str, Any]:
     if defs:
         schema["$defs"] = defs
     return schema
+
+
+def _unset_fields(cls: type[msgspec.Struct]) -> set[str]:
+    """Fields of ``cls`` left out of the JSON unless set (default ``msgspec.UNSET``)."""
+    fields = cls.__struct_fields__
+    defaults = cls.__struct_defaults__
+    tail = fields[len(fields) - len(defaults):]
+    return {f for f, d in zip(tail, defaults, strict=True) if d is msgspec.UNSET}
 
 
 def _with_card_pattern(prop: dict[str, Any]) -> None:
