@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # for tests.support.broker (a private mosquitto)
 
 from shoe_controller.journal import Journal  # noqa: E402
+from shoe_controller.keys import SigningKey  # noqa: E402
 from shoe_controller.publish.config import MqttConfig  # noqa: E402
 from shoe_controller.publish.probe import percentiles, publish_latency, summary  # noqa: E402
 from shoe_controller.publish.publisher import Publisher  # noqa: E402
@@ -77,7 +78,8 @@ def main() -> int:
         print(f"journal append, 5 events per fsynced transaction: {rate(n, batch)} events")
 
         with Journal.open(os.path.join(work, "pub.sqlite3"), table_id="B") as j:
-            pub = Publisher(j, MqttConfig(release="per_card"), "B", hmac_key=b"bench")
+            pub = Publisher(j, MqttConfig(release="per_card"), "B",
+                            key=SigningKey.generate())
             t0 = time.perf_counter()
             for i in range(n):
                 pub.append([card(i)])

@@ -51,6 +51,7 @@ from shoe_controller.daemon import Daemon  # noqa: E402
 from shoe_controller.game.inputs import CardSeen, NewShoe  # noqa: E402
 from shoe_controller.game.rules import Rules  # noqa: E402
 from shoe_controller.journal import Journal  # noqa: E402
+from shoe_controller.keys import SigningKey  # noqa: E402
 from shoe_controller.publish.config import MqttConfig  # noqa: E402
 from shoe_controller.publish.probe import SubscriberProcess, percentiles  # noqa: E402
 from shoe_controller.publish.publisher import Publisher  # noqa: E402
@@ -100,7 +101,7 @@ def daemon_latency(broker: Mosquitto, cards: int, via_serial: bool,
     rules = Rules(burn="none")  # results confirmed at once: every card is due
     journal = Journal.open(os.path.join(work, "journal.sqlite3"), table_id="BENCH")
     mqtt = MqttConfig(url=broker.url, release="per_card")
-    publisher = Publisher(journal, mqtt, "BENCH", hmac_key=b"bench")
+    publisher = Publisher(journal, mqtt, "BENCH", key=SigningKey.generate())
     recorder = SubscriberProcess("127.0.0.1", broker.port, publisher.topics.casino_events)
     sim = serial = None
     sources = []

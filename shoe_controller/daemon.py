@@ -58,6 +58,7 @@ __all__ = [
     "Submit",
     "build_daemon",
     "journal_path",
+    "load_device_key",
     "load_table_config",
     "open_fingerprints",
 ]
@@ -649,8 +650,29 @@ def _section(config: Any, name: str, default: Callable[[], Any]) -> Any:
     return default() if value is None else value
 
 
+def load_device_key(mqtt: Any, state_dir: str, unsigned: bool) -> Any | None:
+    """The device's signing key per ``[mqtt] signing_key_file`` (default
+    ``<state_dir>/signing.key``), or None with ``unsigned`` (said loudly on stderr).
+    A missing or unsafe key is a :class:`ConfigRefused` (one line, exit 2)."""
+    import sys
+
+    from shoe_controller.keys import KeyFileError, load_signing_key
+
+    if unsigned:
+        print("shoe-controller: *** UNSIGNED: --unsigned given: the casino feed, its head "
+              "and the display state go out WITHOUT signatures (\"unsigned\": true in "
+              "every message); consumers cannot tell them from forgeries. Never on a "
+              "casino table. ***", file=sys.stderr)
+        return None
+    try:
+        return load_signing_key(mqtt.signing_key_path(state_dir))
+    except KeyFileError as exc:
+        raise ConfigRefused(f"signing key: {exc}") from None
+
+
 def build_daemon(config: Any, state_dir: str, *, cards: str = "camera",
-                 display_port: int | None = None) -> tuple[Daemon, list[Any]]:
+                 display_port: int | None = None,
+                 unsigned: bool = False) -> tuple[Daemon, list[Any]]:
     """Put the daemon together for real hardware, per ``config`` (`shoe-controller run`).
 
     ``cards``: "camera" (the camera reads the cards; the shoe's exit sensor bounds each
@@ -673,11 +695,13 @@ def build_daemon(config: Any, state_dir: str, *, cards: str = "camera",
     table_id = getattr(table, "id", None) or "table-1"
     jcfg = _section(config, "journal", JournalConfig)
     path = jcfg.resolve(state_dir) if hasattr(jcfg, "resolve") else str(journal_path(state_dir))
+    mqtt_config = _section(config, "mqtt", MqttConfig)
+    key = load_device_key(mqtt_config, state_dir, unsigned)
     try:
         journal = Journal.open(path, table_id=table_id)
     except JournalError as exc:
         raise DaemonError(str(exc)) from None
-    publisher = Publisher(journal, _section(config, "mqtt", MqttConfig), table_id)
+    publisher = Publisher(journal, mqtt_config, table_id, key=key)
     analytics = getattr(config, "analytics", None)
     try:
         fingerprints = open_fingerprints(state_dir, analytics)

@@ -39,6 +39,7 @@ import hashlib
 import json
 import logging
 import os
+import secrets
 import sqlite3
 import threading
 import time as _time
@@ -50,6 +51,7 @@ from typing import Any
 __all__ = [
     "FORMAT_VERSION",
     "GENESIS",
+    "JOURNAL_EVENT_TYPES",
     "Checkpointer",
     "Journal",
     "JournalCorrupt",
@@ -59,10 +61,15 @@ __all__ = [
     "canonical_json",
     "chain_hash",
     "checked_entries",
+    "new_epoch",
     "utc_timestamp",
     "verify_entries",
 ]
 
+#: Events of the journal itself (not of the game core): the daemon skips them when it
+#: folds the journal into the shoe. ``journal_started`` is seq 1 of every journal the
+#: daemon creates (docs/journal.md, "Epoch").
+JOURNAL_EVENT_TYPES = frozenset({"journal_started"})
 #: ``prev_hash`` of the first event.
 GENESIS = "0" * 64
 #: Bumped when the table layout or the hash definition changes.
@@ -112,6 +119,15 @@ def canonical_json(value: Any) -> str:
     """
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                       allow_nan=False)
+
+
+def new_epoch() -> str:
+    """A fresh journal epoch: 128 random bits as 32 lowercase hex digits.
+
+    >>> len(new_epoch()), new_epoch() != new_epoch()
+    (32, True)
+    """
+    return secrets.token_hex(16)
 
 
 def chain_hash(prev_hash: str, seq: int, time: str, type_: str, body: str) -> str:
@@ -199,6 +215,10 @@ class Journal:
         self._lock = threading.Lock()
         self._lock_fd: int | None = None
         self.table_id: str | None = None
+        #: The journal's epoch: 32 lowercase hex digits (128 random bits) made when the
+        #: journal was created, in every envelope of the casino feed (None only for a
+        #: read-only look at a journal older than epochs).
+        self.epoch: str | None = None
         #: ``time.monotonic()`` of the last append (0.0: none yet): the checkpointer's cue.
         self.appended_at = 0.0
         self._ckpt_lock = threading.Lock()
@@ -256,6 +276,17 @@ class Journal:
         elif version is not None and version != str(FORMAT_VERSION):
             raise JournalMismatch(f"journal {self.path}: format version {version}, this "
                                   f"program reads version {FORMAT_VERSION}")
+        epoch = meta.get("epoch")
+        if epoch is None and not readonly:
+            # A journal made before epochs existed gets its epoch the first time a
+            # writer opens it (new journals get theirs at creation, just above).
+            epoch = new_epoch()
+            with self._conn:
+                self._conn.execute("INSERT OR IGNORE INTO meta VALUES ('epoch', ?)",
+                                   (epoch,))
+            epoch = self._conn.execute(
+                "SELECT value FROM meta WHERE key = 'epoch'").fetchone()[0]
+        self.epoch = epoch
         stored = meta.get("table_id") or None
         if table_id is not None and stored is not None and stored != table_id:
             raise JournalMismatch(

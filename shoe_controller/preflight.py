@@ -9,10 +9,10 @@ place key files are checked).
 >>> cfg = load_config_text('[mqtt]\\nhost = "broker.casino.lan"\\n')
 >>> for w in casino_warnings(cfg): print(w[:60])
 [rules] confirm = "auto": an extra fifth/sixth card cannot b
-[mqtt] hmac_key_file is not set: the casino feed goes out un
+[mqtt] signing_key_file is not set: the casino feed goes out
 [mqtt] plain MQTT (no TLS) to broker.casino.lan, which is no
->>> file_errors(load_config_text('[mqtt]\\nhmac_key_file = "/nonexistent/hmac.key"\\n'))
-['[mqtt] hmac_key_file /nonexistent/hmac.key: no such file']
+>>> file_errors(load_config_text('[mqtt]\\nsigning_key_file = "/nonexistent/signing.key"\\n'))
+['[mqtt] signing_key_file /nonexistent/signing.key: no such file']
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ __all__ = ["casino_warnings", "file_errors", "is_loopback"]
 #: (section, key, kind): every setting that names a file. ``secret``: only the service
 #: may read it (checked for safe modes); ``public``: it only has to exist and be readable.
 FILE_SETTINGS: tuple[tuple[str, str, str], ...] = (
-    ("mqtt", "hmac_key_file", "secret"),
+    ("mqtt", "signing_key_file", "secret"),
     ("mqtt", "password_file", "secret"),
     ("mqtt", "key_file", "secret"),
     ("mqtt", "cert_file", "public"),
@@ -111,8 +111,8 @@ def casino_warnings(config: Any, state_dir: str | None = None) -> list[str]:
             out.append(f"no signing key {os.path.join(state_dir, PRIVATE_NAME)}: the casino "
                        "feed cannot be signed (shoe-controller keys init --state-dir "
                        f"{state_dir})")
-    elif not getattr(mqtt, "hmac_key_file", None):
-        out.append("[mqtt] hmac_key_file is not set: the casino feed goes out unsigned")
+    elif not getattr(mqtt, "signing_key_file", None):
+        out.append("[mqtt] signing_key_file is not set: the casino feed goes out unsigned")
     host, _port, tls = mqtt.endpoint()
     if not tls and not is_loopback(host):
         out.append(f"[mqtt] plain MQTT (no TLS) to {host}, which is not this machine: "

@@ -468,6 +468,8 @@ def test_run_wiring_from_a_config_file_with_mock_pins_and_the_shoe_simulator(tmp
         f'[gpio]\npin_factory = "mock"\nbounce_time = 0\n'
         f'[serial]\nport = "{path}"\nexclusive = false\n'
         f'[mqtt]\nenabled = false\n', "run.toml")
+    from shoe_controller.keys import init_keys
+    init_keys(str(tmp_path))  # `shoe-controller keys init`
     daemon, extras = build_daemon(config, str(tmp_path), cards="scanner")
     run = Running(daemon)
     try:
@@ -555,7 +557,7 @@ def test_run_with_a_camera_that_is_not_there_is_a_fault_not_a_crash(tmp_path: Pa
         f'[gpio]\npin_factory = "mock"\n[serial]\nport = "{path}"\nexclusive = false\n'
         f'[vision]\nreader = "barcode"\n[camera]\nsource = "usb"\ndevice = "/dev/video9"\n'
         f'[mqtt]\nenabled = false\n', "run.toml")
-    daemon, _ = build_daemon(config, str(tmp_path), cards="camera")
+    daemon, _ = build_daemon(config, str(tmp_path), cards="camera", unsigned=True)
     run = Running(daemon)
     try:
         sim.shoe_loaded()

@@ -26,7 +26,7 @@ id = "vip-1"
 confirm = "button"
 [mqtt]
 url = "mqtts://broker.casino.lan"
-hmac_key_file = "{key}"
+signing_key_file = "{key}"
 """
 
 
@@ -46,7 +46,7 @@ def check(capsys, path: Path, *extra: str) -> tuple[int, str, str]:
 def test_every_error_is_reported_not_just_the_first(tmp_path, capsys):
     bad = tmp_path / "bad.toml"
     bad.write_text('[rules]\ndecks = 0\nburn = "often"\n[tabel]\nid = 1\n'
-                   '[mqtt]\nkeepalive = 1\nhmac_key_file = "/nonexistent/k"\n')
+                   '[mqtt]\nkeepalive = 1\nsigning_key_file = "/nonexistent/k"\n')
     rc, out, err = check(capsys, bad)
     assert rc == 2 and "OK" not in out
     lines = [ln for ln in err.splitlines() if ln.startswith("config: ")]
@@ -54,7 +54,7 @@ def test_every_error_is_reported_not_just_the_first(tmp_path, capsys):
                 f"config: {bad}: [rules] decks: expected an integer 1-16, got 0",
                 f"config: {bad}: [rules] burn: expected one of",
                 f"config: {bad}: [mqtt] keepalive: expected an integer 5-3600, got 1",
-                f"config: {bad}: [mqtt] hmac_key_file /nonexistent/k: no such file",
+                f"config: {bad}: [mqtt] signing_key_file /nonexistent/k: no such file",
                 f"config: {bad}: 5 problems"]
     assert len(lines) == len(expected), err
     for line, start in zip(lines, expected, strict=True):
@@ -80,7 +80,7 @@ def test_a_safe_casino_config_has_no_warnings(tmp_path, capsys):
 
 @pytest.mark.parametrize(("change", "warning"), [
     (('confirm = "button"', 'confirm = "auto"'), '[rules] confirm = "auto"'),
-    (('hmac_key_file = "{key}"', ""), "[mqtt] hmac_key_file is not set"),
+    (('signing_key_file = "{key}"', ""), "[mqtt] signing_key_file is not set"),
     (('url = "mqtts://broker.casino.lan"', 'url = "mqtt://10.0.0.5"'),
      "[mqtt] plain MQTT (no TLS) to 10.0.0.5"),
     (('url = "mqtts://broker.casino.lan"', 'host = "broker.casino.lan"'),
@@ -109,7 +109,7 @@ def test_a_key_file_others_may_read_is_refused(tmp_path, capsys):
     cfg.write_text(SAFE.format(key=key))
     rc, _, err = check(capsys, cfg)
     assert rc == 2
-    assert f"[mqtt] hmac_key_file {key}: mode 0644 lets group or others read it" in err
+    assert f"[mqtt] signing_key_file {key}: mode 0644 lets group or others read it" in err
     pw = tmp_path / "pw"
     pw.write_text("secret\n")
     pw.chmod(0o640)
@@ -145,13 +145,23 @@ def test_config_example_ships_the_confirm_button_and_checks_ok(tmp_path, capsys)
     assert rc == 0 and '[rules] confirm = "auto"' not in out
     # the example's one remaining warning is the signing key only the operator can make
     assert [ln for ln in out.splitlines() if "warning:" in ln] == [
-        "  warning: [mqtt] hmac_key_file is not set: the casino feed goes out unsigned"]
+        "  warning: [mqtt] signing_key_file is not set: the casino feed goes out unsigned"]
+
+
+def _signing_key(state: Path) -> None:
+    """`shoe-controller keys init` (run refuses to start without a key)."""
+    from shoe_controller.keys import init_keys
+
+    state.mkdir(exist_ok=True)
+    if not (state / "signing.key").exists():
+        init_keys(str(state))
 
 
 def _run(tmp_path: Path, config: str, *args: str, env: dict | None = None,
          seconds: float | None = None) -> subprocess.CompletedProcess:
     cfg = tmp_path / "table.toml"
     cfg.write_text(config)
+    _signing_key(tmp_path / "state")
     cmd = [sys.executable, "-m", "shoe_controller.cli", "run", "--config", str(cfg),
            "--state-dir", str(tmp_path / "state"), "--cards", "scanner", *args]
     full_env = {**os.environ, **(env or {})}
@@ -193,11 +203,11 @@ enabled = false
 def test_run_refuses_a_missing_key_file_in_one_line_with_exit_2(tmp_path):
     missing = tmp_path / "nope.key"
     proc = _run(tmp_path, RUN_CONFIG.format(port=tmp_path / "tty",
-                                            extra=f'hmac_key_file = "{missing}"'))
+                                            extra=f'signing_key_file = "{missing}"'))
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     assert proc.stderr.startswith("shoe-controller run: refusing to start: ")
-    assert f"[mqtt] hmac_key_file {missing}: no such file" in proc.stderr
+    assert f"[mqtt] signing_key_file {missing}: no such file" in proc.stderr
 
 
 _STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z ")
@@ -219,6 +229,7 @@ def test_run_under_journald_has_no_second_timestamp(tmp_path):
     log = tmp_path / "stderr.log"
     cfg = tmp_path / "table.toml"
     cfg.write_text(RUN_CONFIG.format(port=tmp_path / "no-such-tty", extra=""))
+    _signing_key(tmp_path / "state")
     with open(log, "w") as f:
         st = os.fstat(f.fileno())
         env = {**os.environ, "JOURNAL_STREAM": f"{st.st_dev}:{st.st_ino}"}

@@ -16,23 +16,23 @@ from shoe_controller.publish.config import MqttConfig
 from shoe_controller.publish.payloads import verify_casino_payload
 from shoe_controller.publish.publisher import Publisher
 from tests.support.broker import Mosquitto, free_port
-from tests.test_publish_helpers import Recorder, eventually, shoe_batches
+from tests.test_publish_helpers import Recorder, eventually, fixed_key, shoe_batches
 
-KEY = b"test hmac key"
+KEY = fixed_key(1)
 
 
 def publisher(tmp_path, url: str, **cfg) -> tuple[Journal, Publisher]:
     journal = Journal.open(tmp_path / "journal.sqlite3", table_id="T1")
     config = MqttConfig(url=url, reconnect_min_delay=1, reconnect_max_delay=2, **cfg)
-    return journal, Publisher(journal, config, "T1", hmac_key=KEY)
+    return journal, Publisher(journal, config, "T1", key=KEY)
 
 
 def check_casino_feed(payloads: list[bytes], last_seq: int) -> dict[int, dict]:
-    """Every seq 1..last_seq present; duplicates byte-identical; HMAC, hash and chain
+    """Every seq 1..last_seq present; duplicates byte-identical; signature, hash and chain
     verify. Returns the envelopes by seq."""
     by_seq: dict[int, bytes] = {}
     for p in payloads:
-        env = verify_casino_payload(p, KEY)
+        env = verify_casino_payload(p, KEY.public)
         if env["seq"] in by_seq:
             assert by_seq[env["seq"]] == p, f"re-sent seq {env['seq']} differs"
         by_seq[env["seq"]] = p
@@ -95,7 +95,10 @@ def test_a_whole_shoe_reaches_the_casino_feed_in_order_signed_and_chained(broker
     for entry in journal.replay():
         expected = project(expected, entry.data)
     retained = latest_retained(broker.port, "shoe/T1/display/state")
-    assert retained is not None and json.loads(retained) == to_payload(expected)
+    assert retained is not None
+    state = json.loads(retained)
+    assert state.pop("key_id") == KEY.key_id and len(state.pop("sig")) == 128
+    assert state == to_payload(expected)
     assert json.loads(retained)["phase"] == "shoe_ended"
     status = json.loads(latest_retained(broker.port, "shoe/T1/status"))
     assert status["status"] == "online"
@@ -286,7 +289,7 @@ def test_a_refused_message_stays_in_the_outbox_until_accepted(tmp_path):
         rec.start()
         assert pub.flush(20), "refused message was not retried after the ACL changed"
         assert rec.wait_for(lambda r: len(r.on("casino/events")) >= 1)
-        assert verify_casino_payload(rec.on("casino/events")[0], KEY)["seq"] == 1
+        assert verify_casino_payload(rec.on("casino/events")[0], KEY.public)["seq"] == 1
         rec.stop()
         pub.stop()
         journal.close()
@@ -297,13 +300,13 @@ def test_submit_after_journal_append_and_catch_up_after_a_gap(tmp_path):
     submitted (a crash between the two) are staged at the next start."""
     journal = Journal.open(tmp_path / "j.sqlite3", table_id="T1")
     cfg = MqttConfig(release="per_card", display_feed=False)
-    pub = Publisher(journal, cfg, "T1", hmac_key=KEY)
+    pub = Publisher(journal, cfg, "T1", key=KEY)
     pub.submit(journal.append([{"type": "shoe_started", "shoe": 1, "decks": 8}]))
     pub.submit(journal.append([{"type": "round_started", "shoe": 1, "round": 1}]))
     assert pub.pending() == 2
     journal.append([{"type": "round_voided", "shoe": 1, "round": 1, "reason": "x"}])
     # a new publisher (the process restarted) stages seq 3 from the journal
-    pub2 = Publisher(journal, cfg, "T1", hmac_key=KEY)
+    pub2 = Publisher(journal, cfg, "T1", key=KEY)
     pub2._ensure_caught_up()
     assert pub2.pending() == 3
     # a later submit with a gap before it reads the gap back from the journal
@@ -326,11 +329,14 @@ def test_a_restart_anywhere_stages_exactly_what_an_uninterrupted_run_does(tmp_pa
 
     def staged(path, cut_at):
         journal = Journal.open(path, table_id="T1")
-        pub = Publisher(journal, cfg, "T1", hmac_key=KEY)
+        # the two journals get the same epoch, so their messages can be compared
+        journal._conn.execute("UPDATE meta SET value = ? WHERE key = 'epoch'", ("ab" * 16,))
+        journal.epoch = "ab" * 16
+        pub = Publisher(journal, cfg, "T1", key=KEY)
         chunks = [events[i:i + 7] for i in range(0, len(events), 7)]  # (fewer fsyncs)
         for i, chunk in enumerate(chunks):
             if i == cut_at:
-                pub = Publisher(journal, cfg, "T1", hmac_key=KEY)
+                pub = Publisher(journal, cfg, "T1", key=KEY)
             pub.append(chunk, time="2026-11-30T05:00:00.000000Z")
         conn = journal._conn
         casino = dict(conn.execute(
@@ -384,23 +390,15 @@ def test_unusable_tls_files_and_secrets_are_clear_errors(tmp_path):
     journal = Journal.open(tmp_path / "j.sqlite3", table_id="T1")
     missing = str(tmp_path / "nope.pem")
     pub = Publisher(journal, MqttConfig(url="mqtts://127.0.0.1:1", ca_file=missing), "T1",
-                    hmac_key=KEY)
+                    key=KEY)
     with pytest.raises(ValueError, match=r"mqtt TLS: cannot load ca_file=.*nope\.pem"):
         pub.start()
     pub.stop()
-    with pytest.raises(ValueError, match=r"mqtt hmac_key_file .*nope\.key.*cannot read"):
-        Publisher(journal, MqttConfig(hmac_key_file=str(tmp_path / "nope.key")), "T1")
-    empty = tmp_path / "empty.key"
-    empty.write_text("\n")
-    with pytest.raises(ValueError, match="the file is empty"):
-        Publisher(journal, MqttConfig(hmac_key_file=str(empty)), "T1")
-    key = tmp_path / "hmac.key"
-    key.write_bytes(b"s3cret\n")
-    p = Publisher(journal, MqttConfig(hmac_key_file=str(key), release="per_card"), "T1")
+    p = Publisher(journal, MqttConfig(release="per_card"), "T1", key=KEY)
     (entry,) = p.append([{"type": "shoe_started", "shoe": 1, "decks": 8}])
     payload = journal._conn.execute(
         "SELECT payload FROM outbox WHERE seq = 1").fetchone()[0]
-    assert verify_casino_payload(payload, b"s3cret")["seq"] == entry.seq
+    assert verify_casino_payload(payload, KEY.public)["seq"] == entry.seq
     journal.close()
 
 

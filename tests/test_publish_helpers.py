@@ -122,3 +122,16 @@ def test_the_recorder_records(broker):
     pub.loop_stop()
     pub.disconnect()
     rec.stop()
+
+
+def fixed_key(n: int = 1):
+    """A deterministic Ed25519 signing key for tests (seed: the byte n, 32 times)."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from shoe_controller.keys import PublicKey, SigningKey
+
+    private = Ed25519PrivateKey.from_private_bytes(bytes([n]) * 32)
+    from cryptography.hazmat.primitives import serialization
+    raw = private.public_key().public_bytes(serialization.Encoding.Raw,
+                                            serialization.PublicFormat.Raw)
+    return SigningKey(private, PublicKey(raw))

@@ -26,9 +26,9 @@ from tests.support.example_broker import (
     install_secret,
     make_pki,
 )
-from tests.test_publish_helpers import eventually, shoe_batches
+from tests.test_publish_helpers import eventually, fixed_key, shoe_batches
 
-KEY = b"acl test key"
+KEY = fixed_key(1)
 
 pytestmark = [
     pytest.mark.e2e,
@@ -49,7 +49,7 @@ def controller_config(eb: ExampleBroker, **kw) -> MqttConfig:
 
 def publish_rounds(tmp: Path, config: MqttConfig, rounds: int = 2) -> tuple[Journal, int]:
     journal = Journal.open(tmp / "journal.sqlite3", table_id="T1")
-    pub = Publisher(journal, config, "T1", hmac_key=KEY)
+    pub = Publisher(journal, config, "T1", key=KEY)
     pub.start()
     for batch in shoe_batches(4, max_rounds=rounds):
         pub.append(batch)
@@ -77,7 +77,7 @@ def test_tls_passwords_and_the_acl_keep_the_casino_feed_private(tmp_path):
         time.sleep(0.3)  # a leak, if any, would have arrived with the rest
 
         # the casino gets every event, signed, over TLS
-        seqs = sorted({verify_casino_payload(p, KEY)["seq"] for p in on(casino, "events")})
+        seqs = sorted({verify_casino_payload(p, KEY.public)["seq"] for p in on(casino, "events")})
         assert seqs == list(range(1, last + 1))
         # the display gets the public topics and never the casino feed
         topics = display.topics()
@@ -107,7 +107,7 @@ def test_the_secured_listeners_refuse_strangers(tmp_path):
                          password_file=str(bad), reconnect_min_delay=1,
                          reconnect_max_delay=1)
         journal = Journal.open(tmp_path / "j.sqlite3", table_id="T1")
-        pub = Publisher(journal, cfg, "T1", hmac_key=KEY)
+        pub = Publisher(journal, cfg, "T1", key=KEY)
         pub.start()
         pub.append([{"type": "shoe_started", "shoe": 1, "decks": 8}])
         eventually(lambda: "refused" in (pub.last_error or ""), what="the refusal")
@@ -158,7 +158,7 @@ def test_the_bridge_forwards_the_feeds_to_a_central_broker(tmp_path, central_dir
                                for t, p, _ in reader.messages), what="the bridge to connect")
         journal, last = publish_rounds(tmp_path, controller_config(eb), rounds=1)
         eventually(lambda: len(on(reader, "casino/events")) >= last, 15, "the bridged feed")
-        seqs = sorted({verify_casino_payload(p, KEY)["seq"] for p in on(reader, "events")})
+        seqs = sorted({verify_casino_payload(p, KEY.public)["seq"] for p in on(reader, "events")})
         assert seqs == list(range(1, last + 1))
         assert on(reader, "display/state")
         # a central casino system's replay request comes in to the controller

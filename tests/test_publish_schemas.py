@@ -8,6 +8,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from referencing import Registry, Resource
 
 from shoe_controller.game.cards import parse_card
@@ -28,14 +29,18 @@ from shoe_controller.game.inputs import (
 )
 from shoe_controller.game.rules import Rules
 from shoe_controller.game.shoe import Shoe
-from shoe_controller.journal import Journal
+from shoe_controller.journal import JOURNAL_EVENT_TYPES, Journal
 from shoe_controller.publish import schemagen
 from shoe_controller.publish.payloads import (
     casino_payload,
+    display_payload,
+    head_payload,
     status_payload,
     verify_casino_payload,
 )
-from tests.test_publish_helpers import shoe_events
+from tests.test_publish_helpers import fixed_key, shoe_events
+
+KEY = fixed_key(7)
 
 SCHEMAS = schemagen.SCHEMA_DIR
 ASYNCAPI = SCHEMAS.parent / "asyncapi.yaml"
@@ -69,7 +74,7 @@ def test_every_schema_is_a_valid_2020_12_schema():
     for path in SCHEMAS.rglob("*.schema.json"):
         jsonschema.Draft202012Validator.check_schema(json.loads(path.read_text()))
     assert {p.name.removesuffix(".schema.json") for p in (SCHEMAS / "events").iterdir()} \
-        == set(EVENT_TYPES) | {"event"}
+        == set(EVENT_TYPES) | JOURNAL_EVENT_TYPES | {"event"}
 
 
 def rough_shoe_events() -> list:
@@ -137,13 +142,18 @@ def test_every_event_of_real_shoes_validates_and_the_envelopes_too(tmp_path):
     for i, (event, entry) in enumerate(zip(events, entries, strict=True)):
         assert entry.data == json.loads(encode_event(event))
         event_v.validate(entry.data)
-        payload = casino_payload(entry, "T1", b"key")
+        payload = casino_payload(entry, "T1", journal.epoch, KEY)
         env_v.validate(json.loads(payload))
-        assert verify_casino_payload(payload, b"key")["seq"] == entry.seq
+        assert verify_casino_payload(payload, KEY.public)["seq"] == entry.seq
         display = project(display, entry.data)
         if i % 40 == 0 or i == len(events) - 1:  # (validating it is slow: a sample)
-            display_v.validate(to_payload(display))
-    env_v.validate(json.loads(casino_payload(entries[0], "T1", None)))  # unsigned: null
+            display_v.validate(json.loads(display_payload(to_payload(display), KEY)))
+    # unsigned: null, and marked
+    env_v.validate(json.loads(casino_payload(entries[0], "T1", journal.epoch, None)))
+    display_v.validate(json.loads(display_payload(to_payload(display), None)))
+    head_v = validator("head.schema.json")
+    head_v.validate(json.loads(head_payload("T1", journal.epoch, 3, entries[2].hash,
+                                            entries[2].time, KEY)))
 
 
 def test_schemas_reject_what_is_wrong():
@@ -170,12 +180,15 @@ def test_asyncapi_document_names_every_payload_schema():
     messages = doc["components"]["messages"]
     refs = {m["payload"]["$ref"] for m in messages.values()}
     assert refs == {"schemas/status.schema.json", "schemas/casino_event.schema.json",
-                    "schemas/display_state.schema.json"}
+                    "schemas/display_state.schema.json", "schemas/head.schema.json",
+                    "schemas/replay_request.schema.json", "schemas/replay_done.schema.json"}
     for ref in refs:
         assert (ASYNCAPI.parent / ref).is_file(), ref
     addresses = {c["address"] for c in doc["channels"].values()}
     assert addresses == {"{prefix}/{table}/status", "{prefix}/{table}/casino/events",
-                         "{prefix}/{table}/display/state"}
+                         "{prefix}/{table}/display/state", "{prefix}/{table}/casino/head",
+                         "{prefix}/{table}/casino/replay",
+                         "{prefix}/{table}/casino/replay/response/{client}"}
     for op in doc["operations"].values():
         assert op["bindings"]["mqtt"]["qos"] == 1
     # every internal reference resolves
@@ -194,11 +207,21 @@ def test_asyncapi_document_names_every_payload_schema():
     list(walk(doc))
     # the examples are valid payloads, and the casino example really is signed
     for name, schema in (("status", "status.schema.json"),
-                         ("casinoEvent", "casino_event.schema.json")):
+                         ("casinoEvent", "casino_event.schema.json"),
+                         ("casinoHead", "head.schema.json"),
+                         ("replayRequest", "replay_request.schema.json"),
+                         ("replayDone", "replay_done.schema.json")):
         for ex in messages[name]["examples"]:
             validator(schema).validate(ex["payload"])
-    example = messages["casinoEvent"]["examples"][0]["payload"]
-    assert verify_casino_payload(json.dumps(example), b"example-key")["seq"] == 1
+    # the signed examples really are signed by RFC 8032's test vector 1 key: checked
+    # with the cryptography package alone, on the canonical JSON without "sig"
+    rfc_pub = Ed25519PublicKey.from_public_bytes(bytes.fromhex(
+        "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"))
+    for name in ("casinoEvent", "casinoHead"):
+        example = dict(messages[name]["examples"][0]["payload"])
+        sig = bytes.fromhex(example.pop("sig"))
+        rfc_pub.verify(sig, json.dumps(example, sort_keys=True, separators=(",", ":"),
+                                       ensure_ascii=False).encode())
 
 
 def test_schema_files_are_in_the_package_folder():
@@ -206,7 +229,7 @@ def test_schema_files_are_in_the_package_folder():
 
 
 def test_the_verification_recipe_in_docs_works_on_real_messages(tmp_path):
-    """docs/mqtt.md's consumer recipe, run as written, on a real chain (and a forgery)."""
+    """docs/mqtt.md's consumer recipe, run as written, on a real chain (and forgeries)."""
     text = (Path(__file__).resolve().parents[1] / "docs" / "mqtt.md").read_text()
     code = text.split("## Verifying the casino feed")[1].split("```python")[1].split("```")[0]
     namespace: dict = {}
@@ -214,13 +237,21 @@ def test_the_verification_recipe_in_docs_works_on_real_messages(tmp_path):
     check = namespace["check"]
     with Journal.open(tmp_path / "j.sqlite3", table_id="T1") as journal:
         entries = journal.append(shoe_events(3)[:30])
+    ep, pub = journal.epoch, KEY.public
     last = None
     for e in entries:
-        last = check(casino_payload(e, "T1", b"k"), b"k", last)
-    forged = json.loads(casino_payload(entries[5], "T1", b"k"))
+        last = check(casino_payload(e, "T1", ep, KEY), pub.raw, pub.key_id, "T1", ep, last)
+    forged = json.loads(casino_payload(entries[5], "T1", ep, KEY))
     forged["event"]["card"] = "AS"
     with pytest.raises(ValueError, match="bad signature"):
-        check(json.dumps(forged).encode(), b"k", None)
+        check(json.dumps(forged, sort_keys=True, separators=(",", ":")).encode(),
+              pub.raw, pub.key_id, "T1", ep, None)
+    other = fixed_key(8)
+    with pytest.raises(ValueError, match="pinned key"):
+        check(casino_payload(entries[5], "T1", ep, other), pub.raw, pub.key_id, "T1", ep,
+              None)
+    with pytest.raises(ValueError, match="another table or epoch"):
+        check(casino_payload(entries[5], "T2", ep, KEY), pub.raw, pub.key_id, "T1", ep, None)
     with pytest.raises(ValueError, match="chain broken"):
-        check(casino_payload(entries[7], "T1", b"k"), b"k",
+        check(casino_payload(entries[7], "T1", ep, KEY), pub.raw, pub.key_id, "T1", ep,
               {"seq": entries[6].seq, "hash": entries[5].hash})

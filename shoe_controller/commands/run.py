@@ -24,6 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="who reads the cards: the camera (default) or the shoe's scanner")
     parser.add_argument("--display-port", type=int, metavar="PORT",
                         help="serve the table display page on PORT (overrides [display] port)")
+    parser.add_argument("--unsigned", action="store_true",
+                        help="run without a signing key: every message is sent unsigned and "
+                             "marked so (never on a casino table)")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     parser.add_argument("--log-format", choices=("text", "json"), default="text",
                         help="text (timestamped unless under journald) or one JSON object "
@@ -59,7 +62,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         os.makedirs(state_dir, exist_ok=True)
         daemon, extras = build_daemon(config, state_dir, cards=args.cards,
-                                      display_port=args.display_port)
+                                      display_port=args.display_port,
+                                      unsigned=args.unsigned)
+    except ConfigRefused as exc:  # e.g. no signing key: what to do is in the message
+        print(f"shoe-controller run: refusing to start: {exc}", file=sys.stderr)
+        return 2
     except (DaemonError, OSError) as exc:
         print(f"shoe-controller run: refusing to start: {exc}", file=sys.stderr)
         return 1

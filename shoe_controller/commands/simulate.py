@@ -47,6 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds to wait for the outbox to empty at the end")
     parser.add_argument("--leds", action="store_true",
                         help="draw the dealer LEDs in the terminal on every change")
+    parser.add_argument("--unsigned", action="store_true",
+                        help="no signing key: every message is sent unsigned and marked so "
+                             "(default: DIR/signing.key, made when there is none)")
     parser.add_argument("--quiet", action="store_true", help="no line per round")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
 
@@ -92,12 +95,16 @@ def run(args: argparse.Namespace) -> int:
         release=args.release, config=config, leds=args.leds, quiet=args.quiet,
         drain_timeout=float(pick("drain_timeout")),  # type: ignore[arg-type]
         outage_seconds=float(pick("outage_seconds")),  # type: ignore[arg-type]
+        unsigned=args.unsigned,
     )
-    from shoe_controller.daemon import DaemonError
+    from shoe_controller.daemon import ConfigRefused, DaemonError
     from shoe_controller.journal import JournalError
 
     try:
         return Simulation(opts, out=lambda s: print(s, flush=True)).run()
+    except ConfigRefused as exc:
+        print(f"shoe-controller simulate: refusing to start: {exc}", file=sys.stderr)
+        return 2
     except (DaemonError, JournalError) as exc:
         print(f"shoe-controller simulate: refusing to start: {exc}", file=sys.stderr)
         return 1

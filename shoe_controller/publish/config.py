@@ -84,10 +84,11 @@ class MqttConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     topic_prefix: str = "shoe"
     qos: Literal[1] = 1
     release: Release = "on_result"
-    #: File holding the HMAC-SHA256 key that signs the casino feed (raw bytes; a trailing
-    #: newline is ignored). Unset: envelopes carry ``"hmac": null`` and a warning is
-    #: logged; production tables must set it.
-    hmac_key_file: str | None = None
+    #: The device's Ed25519 private key (PKCS#8 PEM, mode 0600) that signs the casino
+    #: feed, the head and the display state. Unset: ``signing.key`` in the state
+    #: directory (made by ``shoe-controller keys init``). The daemon refuses to start
+    #: without it unless run with ``--unsigned``.
+    signing_key_file: str | None = None
     #: Publish the public display state (``display/state``, retained).
     display_feed: bool = True
     #: At most this many messages handed to the broker and not yet acknowledged (and
@@ -124,6 +125,16 @@ class MqttConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
             port = parts.port or port
             tls = tls or parts.scheme == "mqtts"
         return host, port or (8883 if tls else 1883), tls
+
+    def signing_key_path(self, state_dir: str | os.PathLike[str]) -> str:
+        """The signing key's path: ``signing_key_file``, else ``<state_dir>/signing.key``.
+
+        >>> MqttConfig().signing_key_path("/var/lib/shoe-controller")
+        '/var/lib/shoe-controller/signing.key'
+        """
+        if self.signing_key_file is not None:
+            return os.path.expanduser(self.signing_key_file)
+        return os.path.join(os.fspath(state_dir), "signing.key")
 
     def client_id_for(self, table_id: str) -> str:
         """The MQTT client id: configured, or derived from the table id."""

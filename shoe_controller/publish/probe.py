@@ -162,13 +162,14 @@ def publish_latency(host: str, port: int, n: int = 500, warmup: int = 20,
     (The message is handed to paho inside the append call, right after the commit, so
     it may arrive before the call returns.)"""
     from shoe_controller.journal import Journal
+    from shoe_controller.keys import SigningKey
     from shoe_controller.publish.config import MqttConfig
     from shoe_controller.publish.publisher import Publisher
 
     work = tempfile.mkdtemp(prefix="latency-", dir=directory)
     journal = Journal.open(os.path.join(work, "journal.sqlite3"), table_id="BENCH")
     config = MqttConfig(host=host, port=port, release="per_card", display_feed=False)
-    publisher = Publisher(journal, config, "BENCH", hmac_key=b"bench")
+    publisher = Publisher(journal, config, "BENCH", key=SigningKey.generate())
     recorder = SubscriberProcess(host, port, publisher.topics.casino_events)
     publisher.start()
     latencies = []

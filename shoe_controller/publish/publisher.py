@@ -30,7 +30,8 @@ Typical use in the daemon::
 >>> from shoe_controller.journal import Journal
 >>> from shoe_controller.publish.config import MqttConfig
 >>> j = Journal.open(os.path.join(tempfile.mkdtemp(), "j.sqlite3"), table_id="T1")
->>> p = Publisher(j, MqttConfig(release="on_result"), "T1", hmac_key=b"k")
+>>> from shoe_controller.keys import SigningKey
+>>> p = Publisher(j, MqttConfig(release="on_result"), "T1", key=SigningKey.generate())
 >>> _ = p.append([{"type": "shoe_started", "shoe": 1, "decks": 8},
 ...               {"type": "round_started", "shoe": 1, "round": 1},
 ...               {"type": "card_dealt", "shoe": 1, "round": 1, "hand": "player",
@@ -51,8 +52,13 @@ from typing import Any
 
 from shoe_controller.journal import Journal, JournalEntry, JournalError, canonical_json, connect
 from shoe_controller.publish import outbox
-from shoe_controller.publish.config import MqttConfig, read_secret_file
-from shoe_controller.publish.payloads import casino_payload, display_payload
+from shoe_controller.publish.config import MqttConfig
+from shoe_controller.publish.payloads import (
+    SIG_PLACEHOLDER,
+    casino_payload,
+    display_payload,
+    sign_text,
+)
 from shoe_controller.publish.release import ReleaseState, step
 from shoe_controller.publish.sender import Sender
 from shoe_controller.publish.topics import Topics
@@ -77,22 +83,26 @@ def _item(entry: JournalEntry) -> _Item:
 class Publisher:
     """Durable, thread-safe MQTT publisher of one table's journal.
 
-    ``hmac_key`` overrides ``config.hmac_key_file`` (tests, simulate). ``submit``,
-    ``append``, ``pending``, ``held``, ``flush`` may be called from any thread.
+    ``key``: the device's :class:`shoe_controller.keys.SigningKey`, which signs every
+    casino envelope, head and display state; None sends them unsigned (``--unsigned``:
+    the caller has said so loudly; every message is marked). ``submit``, ``append``,
+    ``pending``, ``held``, ``flush`` may be called from any thread.
     """
 
     def __init__(self, journal: Journal, config: MqttConfig, table_id: str, *,
-                 hmac_key: bytes | None = None) -> None:
+                 key: Any | None = None) -> None:
         self.journal = journal
         self.config = config
         self.table_id = table_id
         self.topics = Topics(config.topic_prefix, table_id)
-        if hmac_key is None and config.hmac_key_file is not None:
-            hmac_key = read_secret_file(config.hmac_key_file, "mqtt hmac_key_file")
-        if hmac_key is None and config.enabled:
-            log.warning("mqtt hmac_key_file is not set: the casino feed goes out UNSIGNED "
-                        "(\"hmac\": null); set it on a production table")
-        self._key = hmac_key
+        if key is None and config.enabled:
+            log.warning("UNSIGNED: no signing key: every casino envelope, head and display "
+                        "state goes out with \"sig\": null and \"unsigned\": true; never run "
+                        "a casino table like this")
+        self._key = key
+        if journal.epoch is None:
+            raise JournalError(f"journal {journal.path} has no epoch (opened read-only?)")
+        self.epoch: str = journal.epoch
         self._display_on = config.display_feed
         # Staging connection (callers' threads, under _stage_lock). NORMAL sync is enough:
         # the journal (FULL) is the truth, and lost outbox rows are re-derived from it.
@@ -334,8 +344,9 @@ class Publisher:
             release, out = step(release, _item(entry))
             for item in out:
                 e = item.entry
-                messages.append(outbox.Message(topic, casino_payload(e, self.table_id, self._key),
-                                               retain=False, seq=e.seq))
+                messages.append(outbox.Message(
+                    topic, casino_payload(e, self.table_id, self.epoch, self._key),
+                    retain=False, seq=e.seq))
             released += out
         return messages, release, released
 
@@ -399,6 +410,10 @@ class Publisher:
         and spliced in where the whole-payload encoding puts them (keys are sorted, and
         ``canonical_json`` of a dict is its items' JSON in key order)."""
         payload = _display_dict(display)
+        key = self._key
+        if key is None:
+            return display_payload(payload, None)
+        payload["key_id"], payload["sig"] = key.key_id, SIG_PLACEHOLDER
         results = display.results
         cached = self._roads
         if cached is None or (cached[0] is not results and cached[0] != results):
@@ -406,8 +421,8 @@ class Publisher:
         payload["roads"] = _ROADS_MARK
         text = canonical_json(payload)
         if text.count(_ROADS_SLOT) != 1:  # the mark in a value: never in practice
-            return display_payload(_display_dict(display))
-        return text.replace(_ROADS_SLOT, cached[1]).encode()
+            return display_payload(_display_dict(display), key)
+        return sign_text(text.replace(_ROADS_SLOT, cached[1]), key, _display_dict(display))
 
     def _restage_display(self) -> None:
         """After a (re)connect, send the current display state again: a broker that lost

@@ -40,6 +40,7 @@ DRAFT = "https://json-schema.org/draft/2020-12/schema"
 ID_BASE = "https://smart-shoe-controller.invalid/schemas/"
 CARD_PATTERN = "^[A2-9TJQK][SHDC]$"
 HEX64 = "^[0-9a-f]{64}$"
+HEX32 = "^[0-9a-f]{32}$"
 TIME_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$"
 #: Fields holding one card code (or null where the struct allows it).
 _CARD_FIELDS = ("card",)
@@ -106,32 +107,51 @@ def generate() -> dict[str, dict[str, Any]]:
     docs: dict[str, dict[str, Any]] = {}
     for tag, cls in sorted(EVENT_TYPES.items()):
         docs[f"events/{tag}.schema.json"] = _event_schema(cls)
+    from shoe_controller.journal import JOURNAL_EVENT_TYPES
+
+    docs.update(_journal_event_schemas())
+    all_types = sorted(set(EVENT_TYPES) | JOURNAL_EVENT_TYPES)
     docs["events/event.schema.json"] = {
         "$schema": DRAFT,
         "title": "domain event",
         "description": "Any domain event of the game core, told apart by its type field.",
         "type": "object",
         "required": ["type"],
-        "properties": {"type": {"enum": sorted(EVENT_TYPES)}},
+        "properties": {"type": {"enum": all_types}},
         # if/then on the type rather than oneOf: one schema checked per event, and an
         # error about that type's fields rather than about every other type's.
         "allOf": [{"if": {"properties": {"type": {"const": tag}}},
-                   "then": {"$ref": f"{tag}.schema.json"}} for tag in sorted(EVENT_TYPES)],
+                   "then": {"$ref": f"{tag}.schema.json"}} for tag in all_types],
+    }
+    sig_desc = ("Ed25519 (RFC 8032) signature by the device key, lowercase hex, over the "
+                "UTF-8 bytes of the canonical JSON of this message without its sig member "
+                "(= the message's bytes with the member \"sig\":\"...\" and one adjoining "
+                "comma cut out); null only when the device runs --unsigned.")
+    signature = {
+        "key_id": {"type": ["string", "null"], "pattern": HEX32,
+                   "description": "Fingerprint of the signing key: first 16 bytes of "
+                                  "SHA-256 of the raw 32-byte public key, hex."},
+        "sig": {"type": ["string", "null"], "pattern": "^[0-9a-f]{128}$",
+                "description": sig_desc},
+        "unsigned": {"const": True,
+                     "description": "Present (true) only in messages of a device run with "
+                                    "--unsigned: do not trust them."},
     }
     docs["casino_event.schema.json"] = {
         "$schema": DRAFT,
         "title": "casino event envelope",
         "description": (
-            "One journaled domain event on <prefix>/<table>/casino/events, in journal order. "
-            "hash = sha256(prev_hash + '\\n' + seq + '\\n' + time + '\\n' + type + '\\n' + "
-            "canonical_json(event)); hmac = HMAC-SHA256(key, canonical_json(envelope without "
-            "hmac)), lowercase hex; canonical JSON = sorted keys, no whitespace, UTF-8. "
-            "Delivered at least once: de-duplicate by seq."),
+            "One journaled domain event on <prefix>/<table>/casino/events (and, byte-"
+            "identical, in a replay response), in journal order. hash = sha256(prev_hash + "
+            "'\\n' + seq + '\\n' + time + '\\n' + type + '\\n' + canonical_json(event)); "
+            "canonical JSON = sorted keys, no whitespace, UTF-8. Delivered at least once: "
+            "de-duplicate by (epoch, seq)."),
         "type": "object",
         "properties": {
             "seq": {"type": "integer", "minimum": 1,
-                    "description": "Per-table journal sequence number, contiguous from 1."},
-            "type": {"enum": sorted(EVENT_TYPES), "description": "Same as event.type."},
+                    "description": "Per-journal sequence number, contiguous from 1."},
+            "type": {"enum": all_types,
+                     "description": "Same as event.type."},
             "table": {"type": "string", "minLength": 1},
             "shoe": {"type": ["integer", "null"], "minimum": 1},
             "round": {"type": ["integer", "null"], "minimum": 1},
@@ -141,11 +161,71 @@ def generate() -> dict[str, dict[str, Any]]:
             "hash": {"type": "string", "pattern": HEX64},
             "prev_hash": {"type": "string", "pattern": HEX64,
                           "description": "hash of seq - 1; 64 zeros for seq 1."},
-            "hmac": {"type": ["string", "null"], "pattern": HEX64,
-                     "description": "null only when the table has no key configured."},
+            "epoch": {"type": "string", "pattern": HEX32,
+                      "description": "The journal's epoch: 128 random bits made when the "
+                                     "journal was created."},
+            **signature,
         },
         "required": ["seq", "type", "table", "shoe", "round", "time", "event", "hash",
-                     "prev_hash", "hmac"],
+                     "prev_hash", "epoch", "key_id", "sig"],
+        "additionalProperties": False,
+    }
+    docs["head.schema.json"] = {
+        "$schema": DRAFT,
+        "title": "casino feed head",
+        "description": (
+            "Retained on <prefix>/<table>/casino/head after every batch of released events "
+            "and at least every 5 s: the last released event's seq and hash in this epoch "
+            "(seq 0 and 64 zeros before the first). A consumer that has less than seq is "
+            "missing events (ask for them on .../casino/replay)."),
+        "type": "object",
+        "properties": {
+            "table": {"type": "string", "minLength": 1},
+            "epoch": {"type": "string", "pattern": HEX32},
+            "seq": {"type": "integer", "minimum": 0},
+            "hash": {"type": "string", "pattern": HEX64},
+            "time": {"type": "string", "pattern": TIME_PATTERN,
+                     "description": "When this head was signed, UTC."},
+            **signature,
+        },
+        "required": ["table", "epoch", "seq", "hash", "time", "key_id", "sig"],
+        "additionalProperties": False,
+    }
+    docs["replay_request.schema.json"] = {
+        "$schema": DRAFT,
+        "title": "replay request",
+        "description": (
+            "An MQTT 5 request on <prefix>/<table>/casino/replay with a Response Topic under "
+            "<prefix>/<table>/casino/replay/response/ and Correlation Data. The daemon "
+            "answers, in order of the requests, with the journal's envelopes from_seq.."
+            "to_seq (byte-identical to the feed; at most 10000, never past the head), each "
+            "with the request's Correlation Data, then one replay_done message."),
+        "type": "object",
+        "properties": {
+            "epoch": {"type": "string", "pattern": HEX32},
+            "from_seq": {"type": "integer", "minimum": 1},
+            "to_seq": {"type": "integer", "minimum": 1},
+        },
+        "required": ["epoch", "from_seq", "to_seq"],
+        "additionalProperties": False,
+    }
+    docs["replay_done.schema.json"] = {
+        "$schema": DRAFT,
+        "title": "end of a replay response",
+        "description": (
+            "The last message of a replay response (same Correlation Data): how many "
+            "envelopes were sent, or why the request was refused (error non-null, nothing "
+            "sent). Not signed: the envelopes are; it only ends the wait."),
+        "type": "object",
+        "properties": {
+            "replay": {"const": "done"},
+            "epoch": {"type": ["string", "null"]},
+            "from_seq": {"type": ["integer", "null"]},
+            "to_seq": {"type": ["integer", "null"]},
+            "count": {"type": "integer", "minimum": 0},
+            "error": {"type": ["string", "null"]},
+        },
+        "required": ["replay", "epoch", "from_seq", "to_seq", "count", "error"],
         "additionalProperties": False,
     }
     docs["status.schema.json"] = {
@@ -167,6 +247,32 @@ def generate() -> dict[str, dict[str, Any]]:
     for rel, doc in docs.items():
         docs[rel] = {"$schema": doc.pop("$schema"), "$id": ID_BASE + rel, **doc}
     return docs
+
+
+def _journal_event_schemas() -> dict[str, dict[str, Any]]:
+    """The journal's own events (not the game core's): written out here."""
+    link = {"type": "object", "properties": {
+        "epoch": {"type": "string", "pattern": HEX32},
+        "seq": {"type": "integer", "minimum": 0},
+        "hash": {"type": "string", "pattern": HEX64}},
+        "required": ["epoch", "seq", "hash"], "additionalProperties": False}
+    return {"events/journal_started.schema.json": {
+        "$schema": DRAFT,
+        "title": "journal_started",
+        "description": (
+            "Seq 1 of every journal the daemon creates: its epoch, and the journal it "
+            "follows (the last head this device announced: epoch, seq, hash) when known, "
+            "else null."),
+        "type": "object",
+        "properties": {
+            "type": {"const": "journal_started"},
+            "epoch": {"type": "string", "pattern": HEX32},
+            "table": {"type": "string", "minLength": 1},
+            "previous": {"oneOf": [{"type": "null"}, link]},
+        },
+        "required": ["type", "epoch", "table", "previous"],
+        "additionalProperties": False,
+    }}
 
 
 def render(doc: dict[str, Any]) -> str:

@@ -148,6 +148,7 @@ class SimOptions:
     quiet: bool = False
     drain_timeout: float = 30.0
     outage_seconds: float = 3.0
+    unsigned: bool = False
 
 
 class Simulation:
@@ -191,17 +192,18 @@ class Simulation:
         return {"rules": rules, "gpio": gpio, "mqtt": mqtt, "table_id": table_id,
                 "analytics": getattr(cfg, "analytics", None)}
 
-    def _hmac_key(self, state_dir: str) -> bytes:
-        """The simulated table's signing key: state_dir/hmac.key, made once."""
-        import secrets
+    def _signing_key(self, state_dir: str, mqtt: Any) -> Any:
+        """The simulated table's signing key: ``[mqtt] signing_key_file`` or
+        ``state_dir/signing.key``, made when there is none (None with --unsigned)."""
+        from shoe_controller.daemon import ConfigRefused, load_device_key
+        from shoe_controller.keys import KeyFileError, ensure_keys
 
-        path = os.path.join(state_dir, "hmac.key")
-        if not os.path.exists(path):
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w") as f:
-                f.write(secrets.token_hex(32) + "\n")
-        with open(path, "rb") as f:
-            return f.read().strip()
+        if self.opts.unsigned or mqtt.signing_key_file is not None:
+            return load_device_key(mqtt, state_dir, self.opts.unsigned)
+        try:
+            return ensure_keys(state_dir)
+        except KeyFileError as exc:
+            raise ConfigRefused(f"signing key: {exc}") from None
 
     def run(self) -> int:
         import tempfile
@@ -217,16 +219,16 @@ class Simulation:
         os.makedirs(state_dir, exist_ok=True)
         self.state_dir = state_dir
         jpath = journal_path(state_dir)
-        journal = Journal.open(jpath, table_id=c["table_id"])
         mqtt = c["mqtt"]
+        key = self._signing_key(state_dir, mqtt)
+        journal = Journal.open(jpath, table_id=c["table_id"])
         host, port, _tls = mqtt.endpoint()
         if "broker-outage" in opts.inject:
             import msgspec
 
             self.proxy = CuttableProxy(host, port)
             mqtt = msgspec.structs.replace(mqtt, url=f"mqtt://127.0.0.1:{self.proxy.port}")
-        self.publisher = Publisher(journal, mqtt, c["table_id"],
-                                   hmac_key=self._hmac_key(state_dir))
+        self.publisher = Publisher(journal, mqtt, c["table_id"], key=key)
         hands_ref: dict[str, Any] = {}
         daemon = Daemon(rules=c["rules"], journal=journal, analytics=c["analytics"],
                         publisher=self.publisher,

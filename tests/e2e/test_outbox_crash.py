@@ -17,10 +17,10 @@ import pytest
 from shoe_controller.journal import GENESIS
 from shoe_controller.publish.payloads import verify_casino_payload
 from tests.support.broker import Mosquitto, free_port
-from tests.test_publish_helpers import Recorder
+from tests.test_publish_helpers import Recorder, fixed_key
 
 ROOT = Path(__file__).resolve().parents[2]
-KEY = b"crash test key"
+KEY = fixed_key(3)
 
 CHILD = textwrap.dedent("""
     import sys, time
@@ -28,13 +28,13 @@ CHILD = textwrap.dedent("""
     from shoe_controller.journal import Journal
     from shoe_controller.publish.config import MqttConfig
     from shoe_controller.publish.publisher import Publisher
-    from tests.test_publish_helpers import shoe_batches
+    from tests.test_publish_helpers import fixed_key, shoe_batches
 
     url, db, release, pace = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
     stop_after = int(sys.argv[5])
     journal = Journal.open(db, table_id="T1")
     pub = Publisher(journal, MqttConfig(url=url, release=release, reconnect_min_delay=1,
-                                        reconnect_max_delay=1), "T1", hmac_key={key!r})
+                                        reconnect_max_delay=1), "T1", key=fixed_key(3))
     pub.start()
     # resume the same shoe where the journal stopped (appends are whole batches)
     done, appended = journal.last_seq, 0
@@ -52,7 +52,7 @@ CHILD = textwrap.dedent("""
     ok = pub.flush(60)
     print("flushed" if ok else "NOT FLUSHED", pub.pending(), flush=True)
     pub.stop()
-""").format(root=str(ROOT), key=KEY)
+""").format(root=str(ROOT))
 
 
 def spawn(url: str, db: Path, release: str, pace: float, stop_after: int = 10**9
@@ -91,7 +91,7 @@ def journal_last_seq(db: Path) -> int:
 def check_feed(payloads: list[bytes], last: int) -> dict[int, bytes]:
     by_seq: dict[int, bytes] = {}
     for p in payloads:
-        seq = verify_casino_payload(p, KEY)["seq"]
+        seq = verify_casino_payload(p, KEY.public)["seq"]
         if seq in by_seq:
             assert by_seq[seq] == p, f"re-sent seq {seq} is not byte-identical"
         by_seq[seq] = p

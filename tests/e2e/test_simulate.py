@@ -219,13 +219,14 @@ def check_casino_feed(listener: Listener, state_dir: Path) -> list[dict[str, Any
     Returns the envelopes in seq order (one per seq). Duplicates (at-least-once) must be
     byte-identical.
     """
-    key = (state_dir / "hmac.key").read_bytes().strip()
+    from shoe_controller.keys import load_public_key
+    key = load_public_key(str(state_dir / "signing.pub"))
     entries = journal_entries(state_dir)
     validators = schema_validators()
     by_seq: dict[int, bytes] = {}
     per_type: Counter[str] = Counter()
     for _t, payload, _r in listener.topic_messages("/casino/events"):
-        env = verify_casino_payload(payload, key)  # HMAC and the message's own hash
+        env = verify_casino_payload(payload, key)  # signature and the message's own hash
         # jsonschema is slow (~10 ms a message): every type at least 5 times, 1 in 10 else.
         per_type[env["type"]] += 1
         if per_type[env["type"]] <= 5 or env["seq"] % 10 == 0:
