@@ -31,7 +31,7 @@ signing_key_file = "{key}"
 
 
 def _key(tmp_path: Path, mode: int = 0o600) -> Path:
-    key = tmp_path / "hmac.key"
+    key = tmp_path / "signing.key"
     key.write_text("00" * 32 + "\n")
     key.chmod(mode)
     return key
