@@ -87,11 +87,14 @@ class InputSource(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Item:
-    """One queued input, where it came from, and when the edge read it (monotonic)."""
+    """One queued input, where it came from, and when the edge read it (monotonic).
+    ``done(events, state_before)``: called once the core decided (and the events are
+    journaled), e.g. the control socket's reply."""
 
     input: Input | None
     origin: str
     t_read: float = field(default_factory=time.monotonic)
+    done: Callable[[Sequence[Any], Any], None] | None = None
 
 
 _STOP = Item(None, "stop")
@@ -264,6 +267,9 @@ class Daemon:
         self.checkpointer: Checkpointer | None = None
         self._last_watchdog = 0.0
         self._last_status = 0.0
+        #: the status line's seq and outbox backlog, frozen while a round is open
+        self._status_seq: int | None = None
+        self._status_outbox: int | None = None
         self._locked: bool | None = None
         #: core events journaled that the projection has not seen yet (deferred)
         self._unprotected: list[Any] = []
@@ -272,9 +278,11 @@ class Daemon:
 
     # -- inputs ------------------------------------------------------------------------
 
-    def submit(self, inp: Input, origin: str = "internal", t_read: float | None = None) -> None:
-        """Queue one input (thread-safe; called from adapters' threads)."""
-        self.queue.put(Item(inp, origin, self.clock() if t_read is None else t_read))
+    def submit(self, inp: Input, origin: str = "internal", t_read: float | None = None,
+               done: Callable[[Sequence[Any], Any], None] | None = None) -> None:
+        """Queue one input (thread-safe; called from adapters' threads). ``done``: see
+        :class:`Item`."""
+        self.queue.put(Item(inp, origin, self.clock() if t_read is None else t_read, done))
 
     # -- start -------------------------------------------------------------------------
 
@@ -298,6 +306,10 @@ class Daemon:
             self.lights = project(self.lights, event)
             events.append(event)
             seqs.append(entry.seq)
+            if entry.type == "round_started":
+                self._status_seq = entry.seq - 1  # the status line's seq (describe)
+            elif not getattr(self.core.state, "round_open", False):
+                self._status_seq = entry.seq
         if events:
             before = self.core.pstate
             try:
@@ -378,19 +390,42 @@ class Daemon:
         self.ready.set()
 
     def describe(self) -> str:
-        """One status line: shoe, round, journal seq, outbox backlog."""
+        """One status line (sd_notify STATUS=, logs): shoe, round, journal seq, outbox
+        backlog. While a round is open the seq and the backlog are those of when it
+        opened: they grow with every card, so they would tell anybody who can read the
+        status how many cards the unconfirmed round has had (issue 14).
+
+        >>> from shoe_controller.game.rules import Rules
+        >>> from shoe_controller.journal import Journal
+        >>> import tempfile, os
+        >>> j = Journal.open(os.path.join(tempfile.mkdtemp(), "j.sqlite3"), table_id="T")
+        >>> d = Daemon(rules=Rules(burn="none"), journal=j)
+        >>> from shoe_controller.game.inputs import CardSeen, NewShoe
+        >>> from shoe_controller.game.cards import parse_card
+        >>> _ = d.handle(Item(NewShoe(), "test")); d.describe()
+        'shoe 1, seq 2'
+        >>> _ = d.handle(Item(CardSeen(parse_card("9S")), "test")); d.describe()
+        'shoe 1, round 1 in play, seq 2'
+        >>> j.close()
+        """
         st = self.core.state
         shoe = getattr(st, "shoe", None) or getattr(st, "shoe_number", None)
         rnd = getattr(st, "round", None) or getattr(st, "round_number", None)
         if rnd is not None and not isinstance(rnd, int):
             rnd = getattr(rnd, "number", None)
         parts = [f"shoe {shoe}" if shoe else "no shoe yet"]
-        if isinstance(rnd, int):
-            parts.append(f"round {rnd}")
-        parts.append(f"seq {self.journal.last_seq}")
-        if self.publisher is not None:
-            with contextlib.suppress(Exception):
-                parts.append(f"outbox {self.publisher.pending()}")
+        in_play = bool(getattr(st, "round_open", False))
+        if isinstance(rnd, int) and rnd:
+            parts.append(f"round {rnd} in play" if in_play else f"round {rnd}")
+        if not in_play:
+            self._status_seq = self.journal.last_seq
+            self._status_outbox = None
+            if self.publisher is not None:
+                with contextlib.suppress(Exception):
+                    self._status_outbox = self.publisher.pending()
+        parts.append(f"seq {self._status_seq or 0}")
+        if self._status_outbox is not None:
+            parts.append(f"outbox {self._status_outbox}")
         return ", ".join(parts)
 
     # -- the core loop -------------------------------------------------------------------
@@ -412,11 +447,27 @@ class Daemon:
         if item.origin in ("key_on", "key_off"):
             self.lights = supervisor_key(self.lights, on=item.origin == "key_on")
         inp = item.input
-        entries: list[Any] = []
         if isinstance(inp, Fault):
             # Each adapter reports a problem once (until it is over): so is the log line,
             # whether or not the game core makes an event of it (between shoes it may not).
             log.warning("fault from %s: %s: %s", item.origin, inp.kind, inp.detail)
+        before = self.core.state
+        decided: list[Any] = []
+        try:
+            return self._decide(item, defer_projection, decided)
+        finally:
+            if not getattr(self.core.state, "round_open", False):
+                self._status_seq = self.journal.last_seq  # (the status line's, above)
+            if item.done is not None:
+                try:
+                    item.done(decided, before)
+                except Exception:
+                    log.exception("the reply to %s failed", item.origin)
+
+    def _decide(self, item: Item, defer_projection: bool, decided: list[Any]) -> list[Any]:
+        """:meth:`handle`'s work; the core's events (once journaled) go into ``decided``."""
+        inp = item.input
+        entries: list[Any] = []
         if inp is not None:
             try:
                 events, state = self.core.decide(inp)
@@ -425,15 +476,17 @@ class Daemon:
                 # the input (it is reproducible by replay), and stop the round for the
                 # supervisor with a fault the casino sees too.
                 self.errors += 1
-                log.exception("the game core failed on %r from %s", inp, item.origin)
+                what = _loggable(inp)
+                log.exception("the game core failed on %s from %s", what, item.origin)
                 try:
                     events, state = self.core.decide(
-                        Fault("internal_error", f"{type(exc).__name__} on {inp!r}"))
+                        Fault("internal_error", f"{type(exc).__name__} on {what}"))
                 except Exception:
                     log.exception("the game core cannot even record the fault")
                     events = []
             if events:
                 entries = self._journal(events)
+                decided.extend(events)
                 self.core.state = state
                 self._outputs(events, entries)
                 due = self._unprotected_ends > 0  # a round's analysis waits already
@@ -601,6 +654,20 @@ class Daemon:
         signal.signal(signal.SIGINT, on_signal)
 
 
+def _loggable(inp: Any) -> str:
+    """An input as the log may show it: a card's code never (a card of an open round
+    must not reach the log or anything staged before the result is confirmed).
+
+    >>> from shoe_controller.game.inputs import CardSeen, NewShoe
+    >>> from shoe_controller.game.cards import parse_card
+    >>> _loggable(NewShoe()), _loggable(CardSeen(parse_card("QH")))
+    ('NewShoe()', 'CardSeen(card withheld)')
+    """
+    if hasattr(inp, "card"):
+        return f"{type(inp).__name__}(card withheld)"
+    return repr(inp)
+
+
 def journal_path(state_dir: str | os.PathLike[str], configured: str | None = None) -> Path:
     """Where the journal lives: ``configured`` if absolute, else under ``state_dir``.
 
@@ -722,7 +789,9 @@ def build_daemon(config: Any, state_dir: str, *, cards: str = "camera",
         scanner=camera is None,
         on_card_exit=camera.card_exit if camera is not None else None,
     )
-    control = ControlSocketInput(os.path.join(state_dir, "control"))
+    station = daemon.station
+    control = ControlSocketInput(os.path.join(state_dir, "control"),
+                                 key_on=lambda: bool(getattr(station, "key_on", False)))
     daemon.sources = [serial, control] + ([camera] if camera is not None else [])
     extras: list[Any] = []
     display = getattr(config, "display", None)

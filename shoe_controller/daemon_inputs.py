@@ -19,16 +19,14 @@ read that does not pair with an exit is never dealt as it came.
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
 import queue
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from shoe_controller.control import ControlSocketInput, control_input
 from shoe_controller.game.inputs import (
     CardSeen,
     ConfirmResult,
@@ -406,105 +404,3 @@ class CameraInput:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(2)
-
-
-def control_input(line: str) -> Input:
-    """The game input one supervisor command line stands for (the control socket).
-
-    Commands: ``card <CODE>`` (enter a card checked by eye: ManualCard), ``pause
-    [reason]``, ``resume``, ``void [reason]``. Raises ValueError saying what is wrong.
-
-    >>> control_input("card qh"), control_input("void wrong shoe")
-    (ManualCard(card=Card('QH')), Void(reason='wrong shoe'))
-    >>> control_input("deal 4")
-    Traceback (most recent call last):
-    ...
-    ValueError: unknown command 'deal': expected card CODE, pause, resume or void
-    """
-    from shoe_controller.game.cards import CardParseError, parse_card
-    from shoe_controller.game.inputs import ManualCard, Pause, Resume, Void
-
-    words = line.split()
-    if not words:
-        raise ValueError("empty command")
-    verb, rest = words[0].lower(), " ".join(words[1:])
-    if verb == "card":
-        if len(words) != 2:
-            raise ValueError("card needs one card code, e.g. card QH")
-        try:
-            return ManualCard(parse_card(words[1]))
-        except CardParseError as exc:
-            raise ValueError(str(exc)) from None
-    if verb == "pause":
-        return Pause(rest or "supervisor")
-    if verb == "resume":
-        return Resume()
-    if verb == "void":
-        return Void(rest or "supervisor")
-    raise ValueError(f"unknown command {verb!r}: expected card CODE, pause, resume or void")
-
-
-class ControlSocketInput:
-    """The supervisor's terminal: a unix datagram socket taking one command per datagram
-    (:func:`control_input`), answered with ``ok`` or ``error: ...`` to the sender.
-
-    For what the station's key and buttons cannot say, above all the card a reader could
-    not read (the round waits for it). The socket is created mode 0660: whoever may
-    write to it acts as the supervisor, so keep it in a directory only they can reach
-    (the state directory). Example: ``shoe-controller-ctl``-style one-liner::
-
-        python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX,socket.SOCK_DGRAM);
-        s.bind(""); s.sendto(sys.argv[1].encode(), "/var/lib/shoe-controller/control");
-        print(s.recv(512).decode())' 'card QH'
-    """
-
-    name = "control"
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._sock: Any = None
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def start(self, submit: Submit) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.path)
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        old = os.umask(0o117)
-        try:
-            sock.bind(self.path)
-        finally:
-            os.umask(old)
-        sock.settimeout(0.2)
-        self._sock = sock
-        self._submit = submit
-        self._thread = threading.Thread(target=self._run, name="control", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                data, sender = self._sock.recvfrom(4096)
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            try:
-                inp = control_input(data.decode("utf-8", "replace"))
-                self._submit(inp, "supervisor")
-                reply = "ok"
-            except ValueError as exc:
-                reply = f"error: {exc}"
-            log.info("supervisor command %r: %s", data[:80], reply)
-            if sender:
-                with contextlib.suppress(OSError):  # the sender did not wait for it
-                    self._sock.sendto(reply.encode(), sender)
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(2)
-        if self._sock is not None:
-            self._sock.close()
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.path)

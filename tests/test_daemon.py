@@ -390,13 +390,9 @@ def test_game_core_folds_what_it_decides():
 
 def control(path: Path, command: str) -> str:
     """Send one supervisor command to the daemon's control socket; its answer."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
-        s.bind(str(path) + ".client")
-        s.settimeout(5)
-        s.sendto(command.encode(), str(path))
-        answer = s.recv(512).decode()
-    os.unlink(str(path) + ".client")
-    return answer
+    from shoe_controller.control import request
+
+    return request(str(path), command)
 
 
 def _card(code: str) -> Any:
