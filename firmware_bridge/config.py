@@ -35,7 +35,8 @@ class SerialConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     port: str = "/dev/smart-shoe"
     #: Line speed (ignored by USB CDC devices, used on a plain UART).
     baudrate: Annotated[int, msgspec.Meta(ge=1200, le=4_000_000)] = 115200
-    #: Hold the port exclusively (flock), so a second daemon or a terminal cannot interleave.
+    #: Hold the port exclusively (TIOCEXCL: the kernel refuses any other open of the tty;
+    #: and pyserial's flock), so a second daemon or a terminal can neither read nor write.
     exclusive: bool = True
     #: No frame from the device for this long -> ``link_down`` and reconnect. The device
     #: sends a heartbeat every 0.2 s, so the default tolerates four lost heartbeats.

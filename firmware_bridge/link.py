@@ -31,8 +31,11 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import itertools
+import os
 import queue
+import termios
 import threading
 import time
 from typing import Any, Protocol
@@ -98,6 +101,8 @@ __all__ = [
     "LinkError",
     "ProtocolVersionError",
     "check_version",
+    "hold_exclusively",
+    "release_exclusive",
     "to_event",
 ]
 
@@ -195,6 +200,43 @@ class EventSink(Protocol):
     ``queue.Queue``, or anything with ``put`` that returns quickly."""
 
     def put(self, item: Any) -> None: ...
+
+
+def hold_exclusively(ser: Any) -> bool:
+    """Make an open serial port exclusive to this process (``TIOCEXCL``): the kernel then
+    refuses every further ``open()`` of the tty (EBUSY) by anybody but root, whatever
+    they do with locks. pyserial's ``exclusive=True`` is an advisory ``flock`` only,
+    which a second reader that never asks for the lock ignores. True when set; False for
+    a port with no tty behind it (``loop://``, ``socket://``).
+
+    >>> import os, serial
+    >>> master, slave = os.openpty()
+    >>> ser = serial.Serial(os.ttyname(slave), exclusive=True)
+    >>> hold_exclusively(ser), hold_exclusively(serial.serial_for_url("loop://"))
+    (True, False)
+    >>> ser.close(); os.close(master); os.close(slave)
+    """
+    fd = _tty_fd(ser)
+    if fd is None:
+        return False
+    fcntl.ioctl(fd, termios.TIOCEXCL)
+    return True
+
+
+def release_exclusive(ser: Any) -> None:
+    """Undo :func:`hold_exclusively` before closing (``TIOCNXCL``)."""
+    fd = _tty_fd(ser)
+    if fd is not None:
+        with contextlib.suppress(OSError):
+            fcntl.ioctl(fd, termios.TIOCNXCL)
+
+
+def _tty_fd(ser: Any) -> int | None:
+    try:
+        fd = ser.fileno()
+    except Exception:  # loop://, socket:// ...: no file descriptor of a tty
+        return None
+    return fd if isinstance(fd, int) and os.isatty(fd) else None
 
 
 class Link:
@@ -413,6 +455,7 @@ class Link:
                 with self._write_lock:
                     self._ser = None
                 with contextlib.suppress(Exception):
+                    release_exclusive(ser)
                     ser.close()
                 if self._up:
                     self._set_up(False)
@@ -451,6 +494,16 @@ class Link:
             self.last_error = err
             self._report(name, str(err))
             return None
+        if cfg.exclusive:
+            try:
+                hold_exclusively(ser)
+            except OSError as exc:
+                with contextlib.suppress(Exception):
+                    ser.close()
+                err = LinkError(f"cannot hold {cfg.port} exclusively (TIOCEXCL): {exc}")
+                self.last_error = err
+                self._report("port_busy", str(err))
+                return None
         with self._write_lock:
             self._ser = ser
         return ser

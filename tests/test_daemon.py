@@ -300,6 +300,9 @@ def test_a_tampered_journal_refuses_to_start(tmp_path: Path):
         conn.execute("UPDATE events SET body = replace(body, '\"decks\":8', '\"decks\":6') "
                      "WHERE seq = 1")
     conn.close()
+    os.chmod(tmp_path / "s", 0o750)  # what the daemon makes and requires (issue 14)
+    for f in (tmp_path / "s").iterdir():
+        os.chmod(f, 0o640)
     proc = subprocess.run(
         [sys.executable, "-m", "shoe_controller.cli", "simulate", "--state-dir",
          str(tmp_path / "s"), "--broker", "mqtt://127.0.0.1:9", "--table-id", "T1"],

@@ -130,8 +130,8 @@ def test_the_bridge_forwards_the_feeds_to_a_central_broker(tmp_path, central_dir
     # the central broker takes the bridge by its client certificate (CN = the bridge's
     # user), as the shipped bridge.conf is set up: no password in any file
     pki = make_pki(central_dir, client="shoe-bridge-T1")
-    for key in (pki["server_key"], pki["client_key"]):
-        install_secret(key)
+    for path in pki.values():
+        install_secret(path)
     central_port = free_port()
     central = Mosquitto(port=free_port())  # a plain loopback listener for the test's reader
     central.conf_path.write_text("\n".join([

@@ -42,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
     )
     from shoe_controller.logsetup import setup_logging
     from shoe_controller.preflight import file_errors
+    from shoe_controller.statedir import prepare
 
     setup_logging(logging.DEBUG if args.verbose else logging.INFO, args.log_format)
     try:
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     try:
-        os.makedirs(state_dir, exist_ok=True)
+        prepare(state_dir)  # 0750, files 0640 whoever starts it; refuses wider ones
         daemon, extras = build_daemon(config, state_dir, cards=args.cards,
                                       display_port=args.display_port,
                                       unsigned=args.unsigned)

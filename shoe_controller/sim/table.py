@@ -208,15 +208,25 @@ class Simulation:
     def run(self) -> int:
         import tempfile
 
-        from shoe_controller.daemon import Daemon, journal_path, open_fingerprints
+        from shoe_controller.daemon import (
+            Daemon,
+            DaemonError,
+            journal_path,
+            open_fingerprints,
+        )
         from shoe_controller.dealer.station import Station
         from shoe_controller.journal import Journal
         from shoe_controller.publish.publisher import Publisher
 
         opts = self.opts
         c = self._configs()
+        from shoe_controller.statedir import StateDirError, prepare
+
         state_dir = opts.state_dir or tempfile.mkdtemp(prefix="shoe-sim-")
-        os.makedirs(state_dir, exist_ok=True)
+        try:
+            prepare(state_dir)  # 0750, files 0640, refuses wider ones (issue 14)
+        except StateDirError as exc:
+            raise DaemonError(str(exc)) from None
         self.state_dir = state_dir
         jpath = journal_path(state_dir)
         mqtt = c["mqtt"]

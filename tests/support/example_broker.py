@@ -85,7 +85,8 @@ class ExampleBroker:
             os.chmod(d, 0o755)
         pki = make_pki(self.dir / "certs")
         self.ca = pki["ca"]
-        install_secret(pki["server_key"])
+        for path in pki.values():  # (certificates too: the umask may be 0027)
+            install_secret(path)
         for user, (file, pw) in USERS.items():
             path = self.dir / file
             if not path.exists():  # the documented commands: an empty 0640 file first
