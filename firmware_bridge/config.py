@@ -54,6 +54,14 @@ class SerialConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     #: An event arriving ahead of its turn waits this long for the missing ones before
     #: the host asks the device to replay them.
     reorder_window: _Seconds = 0.02
+    #: (protocol 1.1) How often the host sends a keepalive to a 1.1 shoe.
+    keepalive_interval: _Seconds = 0.25
+    #: (1.1) The silence from the host after which the shoe engages its draw lock on
+    #: its own (sent in every keepalive; 0 = the shoe never does). Four keepalives.
+    keepalive_timeout: Annotated[float, msgspec.Meta(ge=0, le=60)] = 1.0
+    #: Shoe illumination in percent (0 = off), set at every link-up and whenever the
+    #: shoe reports another; the supervisor's ``lights N`` changes it until a restart.
+    lights: Annotated[int, msgspec.Meta(ge=0, le=100)] = 100
     #: Replay requests for one missing event before it is reported lost (``events_lost``)
     #: and the link goes on; each waits twice as long as the one before (the reorder
     #: window, at most 8 times it): with the defaults a gap the shoe can never fill is
@@ -61,3 +69,10 @@ class SerialConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     replay_retries: Annotated[int, msgspec.Meta(ge=1, le=100)] = 4
     #: How long one blocking read waits; bounds how quickly timeouts and stop() are noticed.
     poll_interval: _Seconds = 0.01
+
+    def __post_init__(self) -> None:
+        if 0 < self.keepalive_timeout < 2 * self.keepalive_interval:
+            raise ValueError(
+                f"keepalive_timeout ({self.keepalive_timeout} s) must be 0 (off) or at "
+                f"least twice keepalive_interval ({self.keepalive_interval} s): one lost "
+                "keepalive must not lock the shoe")

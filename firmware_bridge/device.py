@@ -42,6 +42,7 @@ from firmware_bridge.protocol import (
     Frame,
     Heartbeat,
     HostHello,
+    Keepalive,
     LidReport,
     Message,
     Ping,
@@ -126,6 +127,10 @@ class DeviceCore:
         self.shoe_loaded = False
         self.fault_code = 0
         self.cards_total = 0
+        # (1.1) keepalive: the host's silence after which the lock engages on its own
+        self.host_timeout_us = 0  # 0: no keepalive heard this session (or disabled)
+        self.last_host_us = 0  # device clock of the last valid frame from the host
+        self.self_locked = False  # the lock was engaged by tick(), not by the host
 
     # ---------------------------------------------------------------- state
     @property
@@ -203,12 +208,35 @@ class DeviceCore:
             out.extend(self.handle(frame))
         return out
 
+    def tick(self) -> bool:
+        """(1.1, PROTOCOL.md §9a) Call often (every few ms to 50 ms): engages the draw lock
+        when the host has been silent for its keepalive timeout. True if it just did.
+
+        >>> t = [0]
+        >>> c = DeviceCore("S", clock_us=lambda: t[0], boot_id=1)
+        >>> _ = c.receive(encode(Keepalive(1000)))
+        >>> t[0] = 999_000; c.tick(), c.locked
+        (False, False)
+        >>> t[0] = 1_001_000; c.tick(), c.locked
+        (True, True)
+        """
+        if (self.host_timeout_us and not self.locked
+                and self.clock_us() - self.last_host_us > self.host_timeout_us):
+            self.locked = True
+            self.self_locked = True
+            return True
+        return False
+
     def handle(self, frame: Frame) -> list[Out]:
         """One decoded host frame -> what to write back, in order."""
         msg = frame.msg
+        self.last_host_us = self.clock_us()  # any valid frame shows the host is there
         if isinstance(msg, HostHello):
             self.last_cmd = None  # a new host session numbers its commands afresh
             return [self.hello()]
+        if isinstance(msg, Keepalive) and self.protocol >= (1, 1):
+            self.host_timeout_us = msg.timeout_ms * 1000
+            return []  # never acknowledged
         if isinstance(msg, Replay):
             start = max(msg.from_seq, 1)
             return [
@@ -221,6 +249,8 @@ class DeviceCore:
         return []  # a device-to-host type sent to the device: ignored
 
     def _command(self, seq: int, ctype: int, msg: object) -> list[Out]:
+        if isinstance(msg, Keepalive):  # a 1.0 device does not know it
+            msg = Unknown(ctype, b"")
         if self.last_cmd is not None and self.last_cmd[:2] == (seq, ctype):
             # a retry of a command already executed: answer again, do not execute again
             out: list[Out] = []
@@ -238,6 +268,7 @@ class DeviceCore:
                 self.brightness = msg.brightness
         elif isinstance(msg, SetLock):
             self.locked = msg.locked
+            self.self_locked = False
         elif isinstance(msg, RequestStatus):
             out.append(self._status())
         elif isinstance(msg, Reset):

@@ -78,6 +78,7 @@ from firmware_bridge.protocol import (
     Frame,
     Heartbeat,
     HostHello,
+    Keepalive,
     LidReport,
     Message,
     Ping,
@@ -272,6 +273,10 @@ class Link:
         self._gap_bad = 0  # the decoder's oversize count when that gap opened
         self._mismatched: set[int] = set()  # types whose flag mismatch was reported
         self._status: Status | None = None
+        self._keepalive = False  # the device speaks 1.1 or later: send keepalives
+        #: (state bits, brightness) from the device's last heartbeat or status this
+        #: session (None until one arrives)
+        self.device_state: tuple[int, int] | None = None
         self._status_count = 0
         self._counters = dict.fromkeys(
             (
@@ -519,6 +524,9 @@ class Link:
         last_rx = now
         handshake_deadline = now + cfg.handshake_timeout
         next_hello = now
+        next_keepalive = now
+        self.device_state = None
+        keepalive = encode(Keepalive(round(cfg.keepalive_timeout * 1000)))
         try:
             while not self._stop.is_set():
                 if not self._up and now >= next_hello:
@@ -541,6 +549,9 @@ class Link:
                         self._report("no_answer", str(err))
                         return went_up, str(err)
                     continue
+                if self._keepalive and now >= next_keepalive:
+                    self._write(keepalive)  # 1.1: the device locks itself if these stop
+                    next_keepalive = now + cfg.keepalive_interval
                 if now - last_rx > cfg.heartbeat_timeout:
                     return (
                         went_up,
@@ -578,6 +589,7 @@ class Link:
         if is_event:
             self._on_event(frame, now, rx_ns)
         elif t is Heartbeat:
+            self.device_state = (msg.state, msg.brightness)  # type: ignore[union-attr]
             self._note_high_water(frame.seq, now)
             self._note_oldest(msg.oldest_seq)  # type: ignore[union-attr]
             self._clock(frame.seq, msg.uptime_us)  # type: ignore[union-attr]
@@ -594,6 +606,7 @@ class Link:
                 waiter.done.set()
         elif t is Status:
             self._status = msg  # type: ignore[assignment]
+            self.device_state = (msg.state, msg.brightness)  # type: ignore[union-attr]
             self._status_count += 1
             self._note_high_water(frame.seq, now)
             self._note_oldest(msg.oldest_seq)  # type: ignore[union-attr]
@@ -646,6 +659,8 @@ class Link:
             self._high_water = frame.seq
         self._boot_id = hello.boot_id
         self.device = info
+        self._keepalive = (hello.protocol_major, hello.protocol_minor) >= (1, 1) and \
+            self.config.keepalive_timeout > 0
         was_up = self._up
         if not was_up or restarted:
             self._reported = None

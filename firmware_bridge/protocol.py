@@ -47,6 +47,7 @@ __all__ = [
     "Frame",
     "Heartbeat",
     "HostHello",
+    "Keepalive",
     "LidReport",
     "Malformed",
     "Message",
@@ -420,6 +421,18 @@ class Replay(Message):
     from_seq: int
 
 
+class Keepalive(Message):
+    """(1.1) The host is alive: sent every keepalive interval, seq 0, not acknowledged.
+    A 1.1 device that heard one engages its draw lock on its own when nothing at all
+    comes from the host for ``timeout_ms`` (0: never), and keeps it engaged until the
+    host sends ``set_lock(false)`` (PROTOCOL.md §9a)."""
+
+    TYPE: ClassVar[int] = 0x88
+    NAME: ClassVar[str] = "keepalive"
+    FMT: ClassVar[struct.Struct] = struct.Struct("<H")
+    timeout_ms: int
+
+
 # ---------------------------------------------------------------- opaque frames
 class Unknown(msgspec.Struct, frozen=True, gc=False):
     """A frame of a type this side does not know (newer firmware): counted and ignored."""
@@ -457,6 +470,7 @@ MESSAGE_TYPES: dict[int, type[Message]] = {
         RequestStatus,
         Reset,
         Replay,
+        Keepalive,
     )
 }
 DEVICE_EVENT_TYPES = frozenset(t for t, cls in MESSAGE_TYPES.items() if cls.SEQUENCED)

@@ -39,6 +39,7 @@ from firmware_bridge.protocol import (
     FLAG_SEQUENCED,
     PROTOCOL_VERSION,
     HostHello,
+    Keepalive,
     Message,
     Replay,
 )
@@ -206,6 +207,8 @@ class DeviceSimulator:
             with self._lock:
                 master = self._master
                 now = time.monotonic()
+                if not self._stalled:
+                    self.core.tick()  # 1.1: the host's keepalive stopped -> lock
                 if not self._stalled and now >= self._next_heartbeat:
                     self._next_heartbeat = now + self.heartbeat_interval
                     flags = 0
@@ -213,7 +216,7 @@ class DeviceSimulator:
                         self._flag_heartbeats -= 1
                         flags = FLAG_SEQUENCED
                     self._send(self.core.heartbeat(flags))
-                timeout = max(0.0, self._next_heartbeat - now) if not self._stalled else 0.05
+                timeout = min(0.02, max(0.0, self._next_heartbeat - now))
             fds = [self._wake_r] + ([master] if master is not None else [])
             try:
                 readable, _, _ = select.select(fds, [], [], timeout)
@@ -239,7 +242,8 @@ class DeviceSimulator:
 
     def _handle_host_bytes(self, data: bytes) -> None:
         for frame in self.core.decoder.feed(data):
-            is_command = frame.type >= 0x80 and frame.type not in (HostHello.TYPE, Replay.TYPE)
+            is_command = frame.type >= 0x80 and frame.type not in (
+                HostHello.TYPE, Replay.TYPE, Keepalive.TYPE)
             self.received.append(frame.msg)
             if is_command and self._ignore_commands:
                 self._ignore_commands -= 1
@@ -488,6 +492,16 @@ class DeviceSimulator:
     @property
     def locked(self) -> bool:
         return self.core.locked
+
+    @property
+    def self_locked(self) -> bool:
+        """(1.1) The draw lock was engaged by the device itself (the host went silent)."""
+        return self.core.self_locked
+
+    @property
+    def fault_code(self) -> int:
+        """The latched firmware fault (0: none)."""
+        return self.core.fault_code
 
     @property
     def executed(self) -> list[object]:

@@ -66,7 +66,7 @@ DECIDE_TIMEOUT = 5.0
 Handler = Callable[[list[str], Operator], str]
 _GAME_VERBS = ("card", "pause", "resume", "void")
 #: Fault kinds that mean the core refused a supervisor action.
-_REFUSALS = frozenset({"input_refused", "manual_card_required"})
+_REFUSALS = frozenset({"input_refused", "manual_card_required", "resume_refused"})
 
 
 def control_input(line: str, operator: Operator | None = None, *,

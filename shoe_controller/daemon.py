@@ -44,7 +44,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from shoe_controller.dealer.lights import Lights, event_type, project, supervisor_key
-from shoe_controller.game.inputs import Fault, Input
+from shoe_controller.game.inputs import Fault, Input, Resume
+from shoe_controller.game.shoe_link import ShoeLink, resume_refusal
 from shoe_controller.journal import Checkpointer, Journal
 from shoe_controller.sdnotify import Notifier
 
@@ -467,6 +468,10 @@ class Daemon:
     def _decide(self, item: Item, defer_projection: bool, decided: list[Any]) -> list[Any]:
         """:meth:`handle`'s work; the core's events (once journaled) go into ``decided``."""
         inp = item.input
+        if isinstance(inp, Resume) and getattr(self.core.state, "paused", None) is not None:
+            refusal = resume_refusal(self.shoe_link())
+            if refusal is not None:  # journaled: the supervisor and the casino see it
+                inp = Fault("resume_refused", refusal)
         entries: list[Any] = []
         if inp is not None:
             try:
@@ -532,6 +537,14 @@ class Daemon:
         # after shoe_ended is journaled and its alerts are out
         self._store_fingerprints(self.core.finished)
         return more
+
+    def shoe_link(self) -> ShoeLink | None:
+        """The shoe link's state for the resume guard (None: no shoe link here)."""
+        for source in self.sources:
+            state = getattr(source, "shoe_link", None)
+            if state is not None:
+                return state()
+        return None
 
     def _update_lock(self) -> None:
         """Keep the shoe's draw lock engaged exactly while play is paused."""
@@ -791,7 +804,8 @@ def build_daemon(config: Any, state_dir: str, *, cards: str = "camera",
     )
     station = daemon.station
     control = ControlSocketInput(os.path.join(state_dir, "control"),
-                                 key_on=lambda: bool(getattr(station, "key_on", False)))
+                                 key_on=lambda: bool(getattr(station, "key_on", False)),
+                                 handlers=serial.handlers())
     daemon.sources = [serial, control] + ([camera] if camera is not None else [])
     extras: list[Any] = []
     display = getattr(config, "display", None)

@@ -237,7 +237,9 @@ class SerialInput:
         self.link_up = threading.Event()
         self._stop = threading.Event()
         self._lock_wanted: bool | None = None
-        self._lock_applied: bool | None = None
+        self._lock_applied: bool | None = None  # acknowledged by the shoe since link-up
+        self._lights_wanted: int | None = getattr(config, "lights", None)
+        self._lights_applied: int | None = None
         self._lock_wake = threading.Event()
 
     def start(self, submit: Submit) -> None:
@@ -253,23 +255,105 @@ class SerialInput:
     def set_lock(self, locked: bool) -> None:
         """Engage or release the shoe's draw lock (never blocks: a worker sends the
         command with the link's ack and retries; the latest wish wins, and it is sent
-        again whenever the link comes back)."""
+        again whenever the link comes back or the shoe reports another state, e.g. a 1.1
+        shoe that locked itself when the host's keepalive stopped)."""
         self._lock_wanted = locked
+        self._lock_applied = None
         self._lock_wake.set()
 
-    def _locker(self) -> None:
-        while not self._stop.is_set():
-            self._lock_wake.wait(0.5)
-            self._lock_wake.clear()
-            want = self._lock_wanted
-            if want is None or want == self._lock_applied or not self.link_up.is_set():
-                continue
+    def set_lights(self, percent: int) -> None:
+        """Set the shoe's illumination now and at every later link-up (a changed
+        ``[serial] lights``, or the supervisor's ``lights N``)."""
+        if not 0 <= percent <= 100:
+            raise ValueError(f"lights: {percent} is not a percentage 0-100")
+        self._lights_wanted = percent
+        self._lights_applied = None
+        self._lock_wake.set()
+
+    def reset_faults(self) -> str:
+        """The supervisor's ``reset``: clear the shoe's latched firmware fault (blocks
+        for the ack, at most about 0.4 s). Raises LinkError subclasses when it cannot."""
+        self.link.reset(False)
+        log.warning("supervisor reset: the shoe's latched fault was cleared")
+        return "the shoe's latched fault was cleared"
+
+    def handlers(self) -> dict[str, Callable[[list[str], Any], str]]:
+        """The supervisor's shoe verbs for the control socket (``shoe-controller ctl``):
+        ``reset`` (clear the shoe's latched fault) and ``lights N`` (illumination,
+        percent). Each returns the reply: ``ok: ...`` or ``error: ...``."""
+
+        def reset(args: list[str], operator: Any) -> str:
+            if args:
+                return "error: reset takes no argument"
             try:
-                self.link.set_lock(want)
-                self._lock_applied = want
-                log.info("shoe draw lock %s", "engaged" if want else "released")
+                return f"ok: {self.reset_faults()}"
+            except Exception as exc:  # link down, no ack, refused: say so
+                return f"error: the shoe did not clear its fault: {exc}"
+
+        def lights(args: list[str], operator: Any) -> str:
+            if len(args) != 1 or not args[0].isdigit():
+                return "error: lights needs a percentage 0-100, e.g. lights 80"
+            try:
+                self.set_lights(int(args[0]))
+            except ValueError as exc:
+                return f"error: {exc}"
+            return f"ok: shoe lights {int(args[0])}%"
+
+        return {"reset": reset, "lights": lights}
+
+    def shoe_link(self) -> Any:
+        """What the resume guard needs (game.shoe_link.ShoeLink): is the link up, and is
+        the draw lock in a state this host knows (acknowledged since the link came up)?"""
+        from shoe_controller.game.shoe_link import ShoeLink
+
+        up = self.link_up.is_set() and self.link is not None and self.link.is_up
+        device = getattr(self.link, "device", None)
+        if device is not None and "lock" not in device.capabilities:
+            return ShoeLink(up, "none")
+        applied = self._lock_applied
+        if not up or applied is None or applied != self._lock_wanted:
+            return ShoeLink(up, "unknown")
+        return ShoeLink(up, "engaged" if applied else "released")
+
+    def _device_disagrees(self) -> bool:
+        """The shoe's heartbeat shows a lock or lights other than what we set."""
+        state = getattr(self.link, "device_state", None)
+        if state is None:
+            return False
+        from firmware_bridge.protocol import STATE_LOCKED
+
+        bits, brightness = state
+        if self._lock_applied is not None and bool(bits & STATE_LOCKED) != self._lock_applied:
+            self._lock_applied = None
+            return True
+        if self._lights_applied is not None and brightness != self._lights_applied:
+            self._lights_applied = None
+            return True
+        return False
+
+    def _locker(self) -> None:
+        """The one thread that sends the lock and the lights (with the link's acks)."""
+        while not self._stop.is_set():
+            self._lock_wake.wait(0.25)
+            self._lock_wake.clear()
+            if not self.link_up.is_set():
+                continue
+            self._device_disagrees()
+            want = self._lock_wanted
+            try:
+                if want is not None and want != self._lock_applied:
+                    self.link.set_lock(want)
+                    if self._lock_wanted == want:
+                        self._lock_applied = want
+                    log.info("shoe draw lock %s", "engaged" if want else "released")
+                lights = self._lights_wanted
+                if lights is not None and lights != self._lights_applied:
+                    self.link.set_lights(lights)
+                    if self._lights_wanted == lights:
+                        self._lights_applied = lights
+                    log.info("shoe lights set to %d%%", lights)
             except Exception as exc:  # link down or the shoe refused: try again later
-                log.warning("shoe draw lock %s failed: %s", want, exc)
+                log.warning("shoe command failed: %s", exc)
                 self._lock_wake.set()
                 self._stop.wait(0.5)
 
@@ -293,10 +377,12 @@ class SerialInput:
             self.pairing.exit_sensor = "card_exit" in event.device.capabilities
             self.link_up.set()
             self._lock_applied = None  # a replugged or rebooted shoe: say it again
+            self._lights_applied = None
             self._lock_wake.set()
             log.info("shoe link up: %s", getattr(event, "device", ""))
         elif kind == "link_down":
             self.link_up.clear()
+            self._lock_applied = None  # the shoe may lock itself (1.1 keepalive): unknown
             log.warning("shoe link down: %s (retrying)", event.reason)
         if kind == "card_exit":
             if self.scanner:

@@ -29,6 +29,7 @@ from firmware_bridge.protocol import (
     FaultReport,
     Heartbeat,
     HostHello,
+    Keepalive,
     LidReport,
     Malformed,
     Message,
@@ -73,6 +74,7 @@ MESSAGES: dict[type[Message], st.SearchStrategy[Message]] = {
     RequestStatus: st.just(RequestStatus()),
     Reset: st.builds(Reset, st.booleans()),
     Replay: st.builds(Replay, u32),
+    Keepalive: st.builds(Keepalive, u16),
 }
 any_message = st.one_of(*MESSAGES.values())
 frames = st.tuples(any_message, u32, st.sampled_from([0, FLAG_REPLAY]))

@@ -464,3 +464,159 @@ def test_a_reboot_with_an_open_gap_reports_the_missing_events_raw(
     got = raw_link.until(lambda e: isinstance(e, LinkUp))
     assert lost(got) == ["2 device event(s) between seq 2 and 3 were lost: the shoe "
                          "restarted before it could replay them"]
+
+
+# ---------------------------------------------------------------- §8/§9a lights, keepalive, reset
+KEEP = dict(keepalive_interval=0.05, keepalive_timeout=0.3)
+
+
+def wait_until(pred: Any, timeout: float = 3.0, what: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout} s: {what}")
+        time.sleep(0.01)
+
+
+def test_lights_are_set_at_link_up_and_on_a_change_sim(sim: DeviceSimulator) -> None:
+    inputs = Inputs(sim.path, lights=70)
+    try:
+        wait_until(lambda: sim.brightness == 70, what="lights at link-up")
+        inputs.serial.set_lights(35)
+        wait_until(lambda: sim.brightness == 35, what="lights after a change")
+        sim.reboot()  # the firmware boots dark: the host says it again
+        wait_until(lambda: sim.brightness == 35, what="lights after a reboot")
+    finally:
+        inputs.stop()
+
+
+def test_lights_are_set_at_link_up_raw(raw: RawShoe) -> None:
+    inputs = Inputs(raw.path, lights=60)
+    try:
+        wait_until(lambda: raw.commands(0x83) == [bytes([60])], what="set_lights(60)")
+        raw.brightness = 10  # someone else changed it: the heartbeat shows it
+        wait_until(lambda: raw.brightness == 60, what="lights put back")
+    finally:
+        inputs.stop()
+
+
+def test_keepalives_are_sent_to_a_1_1_device_raw(raw: RawShoe) -> None:
+    lq = LinkQ(raw.path, **KEEP)
+    try:
+        time.sleep(0.5)
+        bodies = raw.commands(0x88)
+        assert 6 <= len(bodies) <= 12  # every 0.05 s
+        assert set(bodies) == {(300).to_bytes(2, "little")}  # timeout_ms
+        assert [f for t, _, f, _ in ((t, fl, s, b) for t, fl, s, b in raw.received)
+                if t == 0x88 and f != 0] == []  # seq 0, never acknowledged
+    finally:
+        lq.link.stop()
+
+
+def test_no_keepalive_to_a_1_0_device_raw() -> None:
+    with RawShoe(protocol=(1, 0)) as shoe:
+        lq = LinkQ(shoe.path, **KEEP)
+        try:
+            time.sleep(0.4)
+            assert shoe.commands(0x88) == []
+        finally:
+            lq.link.stop()
+
+
+def test_the_device_locks_itself_when_the_host_is_gone_sim(sim: DeviceSimulator) -> None:
+    lq = LinkQ(sim.path, **KEEP)
+    time.sleep(0.2)
+    assert not sim.locked
+    lq.link.stop()  # the host dies
+    t0 = time.monotonic()
+    wait_until(lambda: sim.locked, timeout=2, what="the device's own lock")
+    assert 0.2 < time.monotonic() - t0 < 1.0 and sim.self_locked
+    lq = LinkQ(sim.path, **KEEP)  # a host again: the lock stays until it says otherwise
+    try:
+        time.sleep(0.2)
+        assert sim.locked
+        lq.link.set_lock(False)
+        assert not sim.locked
+    finally:
+        lq.link.stop()
+
+
+def test_a_1_0_device_is_not_sent_keepalives_and_never_locks_itself() -> None:
+    with DeviceSimulator(protocol=(1, 0), heartbeat_interval=0.05) as sim:
+        lq = LinkQ(sim.path, **KEEP)
+        time.sleep(0.2)
+        lq.link.stop()
+        time.sleep(0.5)
+        assert not sim.locked
+        assert [m for m in sim.received if type(m).__name__ == "Keepalive"] == []
+
+
+def test_reset_clears_a_latched_fault_only_on_the_supervisors_command_sim(
+        sim: DeviceSimulator, sim_in: Inputs) -> None:
+    sim.fault("lock_jammed", "lock stuck")
+    (fault,) = sim_in.take(1)
+    assert fault == Fault("firmware_fault", "lock_jammed: lock stuck")
+    time.sleep(0.3)
+    assert sim.fault_code == 4  # latched: nothing clears it by itself
+    handlers = sim_in.serial.handlers()
+    assert handlers["reset"]([], None) == "ok: the shoe's latched fault was cleared"
+    assert sim.fault_code == 0
+    assert handlers["lights"](["150"], None) == "error: lights: 150 is not a percentage 0-100"
+
+
+def test_reset_on_the_control_socket_raw(raw: RawShoe, raw_in: Inputs, tmp_path: Any) -> None:
+    import socket
+
+    from shoe_controller.control import ControlSocketInput
+
+    path = str(tmp_path / "control")
+    control = ControlSocketInput(path, handlers=raw_in.serial.handlers())
+    control.start(lambda inp, origin, **kw: None)
+
+    def ctl(line: str) -> bytes:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(3)
+            s.connect(path)
+            s.sendall(line.encode() + b"\n")
+            out = b""
+            while chunk := s.recv(512):
+                out += chunk
+            return out.strip()
+
+    try:
+        assert ctl("reset") == b"ok: the shoe's latched fault was cleared"
+        assert raw.commands(0x86) == [b"\x00"]  # reset(reboot=false)
+        assert ctl("lights 45") == b"ok: shoe lights 45%"
+        wait_until(lambda: raw.brightness == 45, what="lights 45")
+        assert ctl("lights bright").startswith(b"error: lights needs a percentage")
+    finally:
+        control.stop()
+
+
+# ---------------------------------------------------------------- resume refused
+def test_resume_refusal_rule() -> None:
+    from shoe_controller.game.shoe_link import ShoeLink, resume_refusal
+
+    # the rule, by hand: allowed only with the link up and the lock known (or absent)
+    for up in (True, False):
+        for lock in ("engaged", "released", "unknown", "none"):
+            allowed = up and lock != "unknown"
+            assert (resume_refusal(ShoeLink(up, lock)) is None) == allowed, (up, lock)
+
+
+def test_shoe_link_state_follows_the_link_and_the_lock_sim(sim: DeviceSimulator,
+                                                          sim_in: Inputs) -> None:
+    serial = sim_in.serial
+    serial.set_lock(True)
+    wait_until(lambda: serial.shoe_link().lock == "engaged", what="lock acknowledged")
+    assert serial.shoe_link().up and sim.locked
+    sim.unplug()
+    wait_until(lambda: not serial.shoe_link().up, what="link down")
+    assert serial.shoe_link().lock == "unknown"
+    sim.ignore_commands(100)  # back, but the shoe does not acknowledge the lock yet
+    sim.replug()
+    wait_until(lambda: serial.link.is_up, what="link up")
+    time.sleep(0.2)
+    assert serial.shoe_link().lock == "unknown"
+    sim.ignore_commands(-sim._ignore_commands)
+    wait_until(lambda: serial.shoe_link().lock == "engaged", what="lock known again")

@@ -318,7 +318,8 @@ class Simulation:
                              on_card_exit=camera.card_exit if camera is not None else None)
         # The supervisor's terminal, as under `run` (a human may play supervisor too).
         control = ControlSocketInput(os.path.join(self.state_dir, "control"),
-                                     key_on=lambda: bool(station.key_on))
+                                     key_on=lambda: bool(station.key_on),
+                                     handlers=serial.handlers())
         sources: list[Any] = [serial, control] + ([camera] if camera is not None else [])
         show = camera.show if camera is not None else None
 
