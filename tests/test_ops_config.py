@@ -153,6 +153,7 @@ def _signing_key(state: Path) -> None:
     from shoe_controller.keys import init_keys
 
     state.mkdir(exist_ok=True)
+    state.chmod(0o750)  # run refuses a wider state dir (issue 14)
     if not (state / "signing.key").exists():
         init_keys(str(state))
 
