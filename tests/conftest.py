@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import Phase, settings
 
 from tests.support.broker import Mosquitto
+
+# The mutation campaign (docs/testing.md): the same examples every run, no shrinking (a
+# mutant only needs one failing example, and shrinking it costs minutes), no database.
+settings.register_profile(
+    "mutation", derandomize=True, database=None,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+)
+if os.environ.get("HYPOTHESIS_PROFILE"):
+    settings.load_profile(os.environ["HYPOTHESIS_PROFILE"])
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ from shoe_controller.game import inputs as I
 from shoe_controller.game.cards import parse_card
 from shoe_controller.game.insurance import InsuranceConfig
 from shoe_controller.game.rules import Rules
+from shoe_controller.game.settlement import Pairs, pairs_of
 from shoe_controller.game.shoe import Shoe
 from tests.support import baccarat_ref as ref
 
@@ -321,3 +322,17 @@ def test_known_paytable_field_loads_and_pays():
     evs = [e for c in ["2C", "QD", "5S", "7D"] for e in shoe.apply(seen(c))]
     (result,) = [e for e in evs if e.type == "round_result"]
     assert result.winner == "tie" and result.settlement["tie"] == 9.0
+
+
+def test_pairs_of_against_the_reference_pair_rules():
+    """Pair facts for every two-card combination of ranks and suits that matters."""
+    rng = random.Random(2)
+    codes = [r + s for r in RANKS for s in SUITS]
+    for _ in range(3000):
+        p = rng.sample(codes, 2) if rng.random() < 0.7 else [rng.choice(codes)] * 2
+        b = [rng.choice(codes), rng.choice(codes), *rng.sample(codes, rng.randint(0, 1))]
+        got = pairs_of(p, b)
+        want = ref.settle(p, b[:2])
+        assert got == Pairs(want["player_pair"] > 0, want["banker_pair"] > 0,
+                            want["perfect_pair"] > 0), (p, b)
+        assert got.code == got.player_pair + 2 * got.banker_pair + 4 * got.perfect
