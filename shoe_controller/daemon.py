@@ -56,11 +56,13 @@ __all__ = [
     "GameCore",
     "InputSource",
     "Item",
+    "StartRefused",
     "Submit",
     "build_daemon",
     "journal_path",
     "load_device_key",
     "load_table_config",
+    "open_daemon_journal",
     "open_fingerprints",
 ]
 
@@ -295,7 +297,11 @@ class Daemon:
         """
         events: list[Any] = []
         seqs: list[int] = []
+        from shoe_controller.journal import JOURNAL_EVENT_TYPES
+
         for entry in self.journal.replay():
+            if entry.type in JOURNAL_EVENT_TYPES:
+                continue  # the journal's own (journal_started): not the game's
             try:
                 event = entry.event()
                 self.core.replay(event)
@@ -730,6 +736,34 @@ def _section(config: Any, name: str, default: Callable[[], Any]) -> Any:
     return default() if value is None else value
 
 
+class StartRefused(DaemonError):
+    """The daemon must not start on this journal (behind or forked from what it
+    announced, or holding no journal); the message says what and what to do (exit 2)."""
+
+
+def open_daemon_journal(path: str, table_id: str, mqtt: Any, key: Any | None) -> Journal:
+    """The journal the daemon may run on (:func:`shoe_controller.publish.head.
+    open_table_journal`): checked against the head file beside it and against the head
+    retained on the broker (read first, over a short connection of its own; a broker
+    that cannot be reached is logged and the start goes on: the table runs without it).
+    :class:`StartRefused` when it must not start."""
+    from shoe_controller.journal import JournalError
+    from shoe_controller.publish.head import fetch_retained_head, open_table_journal
+    from shoe_controller.publish.topics import Topics
+
+    keys = [key.public] if key is not None else []
+    broker_head = None
+    if getattr(mqtt, "enabled", False):
+        broker_head, what = fetch_retained_head(mqtt, Topics(mqtt.topic_prefix, table_id),
+                                                keys, unsigned=key is None)
+        if broker_head is None:
+            log.warning("journal not checked against the broker's retained head: %s", what)
+    try:
+        return open_table_journal(path, table_id, key=key, broker_head=broker_head)
+    except JournalError as exc:
+        raise StartRefused(str(exc)) from None
+
+
 def load_device_key(mqtt: Any, state_dir: str, unsigned: bool) -> Any | None:
     """The device's signing key per ``[mqtt] signing_key_file`` (default
     ``<state_dir>/signing.key``), or None with ``unsigned`` (said loudly on stderr).
@@ -765,7 +799,6 @@ def build_daemon(config: Any, state_dir: str, *, cards: str = "camera",
     from shoe_controller.daemon_inputs import ControlSocketInput, SerialInput
     from shoe_controller.dealer.config import GpioConfig
     from shoe_controller.dealer.station import Station, StationError
-    from shoe_controller.journal import JournalError
     from shoe_controller.publish.config import JournalConfig, MqttConfig
     from shoe_controller.publish.publisher import Publisher
     from shoe_controller.vision.barcode import BarcodeMapping
@@ -777,10 +810,7 @@ def build_daemon(config: Any, state_dir: str, *, cards: str = "camera",
     path = jcfg.resolve(state_dir) if hasattr(jcfg, "resolve") else str(journal_path(state_dir))
     mqtt_config = _section(config, "mqtt", MqttConfig)
     key = load_device_key(mqtt_config, state_dir, unsigned)
-    try:
-        journal = Journal.open(path, table_id=table_id)
-    except JournalError as exc:
-        raise DaemonError(str(exc)) from None
+    journal = open_daemon_journal(path, table_id, mqtt_config, key)
     publisher = Publisher(journal, mqtt_config, table_id, key=key)
     analytics = getattr(config, "analytics", None)
     try:

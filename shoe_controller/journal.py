@@ -34,6 +34,7 @@ the tail, needs an outside witness: the casino feed carries each hash, signed.)
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -230,16 +231,21 @@ class Journal:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, table_id: str | None = None,
-             verify: bool = True, readonly: bool = False) -> Journal:
+             verify: bool = True, readonly: bool = False,
+             existing: bool = False) -> Journal:
         """Open (creating if needed) the journal at ``path``.
 
         ``table_id`` is recorded on creation and must match afterwards: a journal is one
         table's sequence. ``verify`` checks every row's hash chain before returning.
-        ``readonly`` (auditors) never creates or writes.
+        ``readonly`` (auditors) never creates or writes. ``existing`` (the daemon, which
+        makes new journals with :meth:`create`): the file must already hold a journal;
+        a missing, empty or table-less file is refused, never turned into a new journal.
         """
         path = os.fspath(path)
         if readonly and not os.path.exists(path):
             raise JournalError(f"journal {path}: no such file")
+        if existing:
+            _check_holds_a_journal(path)
         lock_fd = None
         if not readonly:
             parent = os.path.dirname(os.path.abspath(path))
@@ -262,6 +268,82 @@ class Journal:
             journal.close()
             raise
         return journal
+
+    @classmethod
+    def create(cls, path: str | os.PathLike[str], *, table_id: str,
+               first: Callable[[str], Sequence[dict[str, Any]]] | None = None,
+               time: str | None = None) -> Journal:
+        """Make a new journal at ``path``, which must not exist, and open it.
+
+        Atomic: the file is built beside it (``<path>.new``) with its tables, its
+        ``table_id``, a fresh :attr:`epoch` and ``first(epoch)``'s events (the daemon's
+        ``journal_started``), checkpointed into one file, fsynced, then linked into place
+        only if nothing appeared there meanwhile. So a journal file that exists always
+        holds a journal, and :meth:`open` with ``existing=True`` can refuse one that
+        does not.
+
+        >>> import tempfile, os
+        >>> p = os.path.join(tempfile.mkdtemp(), "j.sqlite3")
+        >>> j = Journal.create(p, table_id="T1", first=lambda e: [
+        ...     {"type": "journal_started", "epoch": e, "table": "T1", "previous": None}])
+        >>> j.last_seq, next(j.replay()).data["epoch"] == j.epoch, os.path.exists(p + ".new")
+        (1, True, False)
+        >>> j.close(); Journal.create(p, table_id="T1")
+        Traceback (most recent call last):
+        ...
+        shoe_controller.journal.JournalError: journal ...: already exists; refusing to create ...
+        """
+        path = os.fspath(path)
+        if os.path.lexists(path):
+            raise JournalError(f"journal {path}: already exists; refusing to create a new "
+                               "journal over it")
+        parent = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(parent):
+            raise JournalError(f"journal {path}: directory {parent} does not exist")
+        tmp = path + ".new"
+        for stale in (tmp, tmp + "-wal", tmp + "-shm", tmp + ".lock"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(stale)
+        epoch = new_epoch()
+        j = cls.open(tmp, table_id=table_id, verify=False)
+        try:
+            with j._conn:
+                j._conn.execute("UPDATE meta SET value = ? WHERE key = 'epoch'", (epoch,))
+            j.epoch = epoch
+            if first is not None:
+                events = list(first(epoch))
+                if events:
+                    j.append(events, time)
+        finally:
+            j.close()  # the last connection: SQLite checkpoints and removes the WAL
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, path)  # fails if a journal appeared meanwhile
+        except FileExistsError:
+            raise JournalError(f"journal {path}: appeared while a new one was being made; "
+                               "refusing to replace it") from None
+        finally:
+            for stale in (tmp, tmp + "-wal", tmp + "-shm", tmp + ".lock"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(stale)
+        dfd = os.open(parent, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+        return cls.open(path, table_id=table_id, existing=True)
+
+    def first_entry(self) -> JournalEntry | None:
+        """Seq 1 (``journal_started`` for journals the daemon made), or None."""
+        return next(iter(self.replay(1, 1)), None)
+
+    def entry(self, seq: int) -> JournalEntry | None:
+        """The entry ``seq``, or None when the journal does not hold it."""
+        return next(iter(self.replay(seq, seq)), None) if seq >= 1 else None
 
     def _check_meta(self, table_id: str | None, readonly: bool) -> None:
         meta = dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
@@ -535,6 +617,42 @@ def _rollback(conn: sqlite3.Connection) -> None:
     e.g. after a full disk)."""
     if conn.in_transaction:
         conn.execute("ROLLBACK")
+
+
+def _check_holds_a_journal(path: str) -> None:
+    """Refuse (JournalCorrupt) a journal file that is missing or holds no journal, before
+    SQLite would quietly make an empty database of it: what is missing, what to do."""
+    wal = path + "-wal"
+    restore = ("Put back the journal's latest copy together with its -wal file (or a copy "
+               "made with `sqlite3 FILE .backup`); to start a new journal deliberately, "
+               "move this file aside first (docs/journal.md, \"Never started over\")")
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        raise JournalCorrupt(f"journal {path}: no such file") from None
+    if size == 0:
+        what = ("and there is no -wal file beside it" if not os.path.exists(wal)
+                else "its events can only be in the -wal file beside it")
+        raise JournalCorrupt(f"journal {path} exists but is empty: it holds no journal "
+                             f"({what}). {restore}")
+    try:
+        conn = sqlite3.connect(f"file:{os.path.abspath(path)}?mode=ro", uri=True)
+        try:
+            tables = {r[0] for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            meta = dict(conn.execute("SELECT key, value FROM meta").fetchall()) \
+                if "meta" in tables else {}
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        raise JournalCorrupt(f"journal {path}: not a readable SQLite database ({exc}). "
+                             f"{restore}") from None
+    if not {"meta", "events"} <= tables or "format_version" not in meta:
+        wal_note = ("its -wal file is missing: a journal copied without it loses every "
+                    "event not yet checkpointed" if not os.path.exists(wal)
+                    else "not even with its -wal file")
+        raise JournalCorrupt(f"journal {path} exists but holds no journal (tables "
+                             f"{sorted(tables)}; {wal_note}). {restore}")
 
 
 def _open_checked(path: str, readonly: bool) -> sqlite3.Connection:

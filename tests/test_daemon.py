@@ -307,7 +307,7 @@ def test_a_tampered_journal_refuses_to_start(tmp_path: Path):
         [sys.executable, "-m", "shoe_controller.cli", "simulate", "--state-dir",
          str(tmp_path / "s"), "--broker", "mqtt://127.0.0.1:9", "--table-id", "T1"],
         capture_output=True, text=True, timeout=60, cwd=ROOT)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.returncode == 2, proc.stdout + proc.stderr  # refusals at start: exit 2
     assert "refusing to start" in proc.stderr and "seq 1" in proc.stderr
 
 

@@ -270,7 +270,8 @@ def test_no_broker_queues_in_the_outbox_then_delivers(tmp_path):
 def test_a_refused_message_stays_in_the_outbox_until_accepted(tmp_path):
     broker = Mosquitto()
     acl = broker.conf_path.parent / "acl"
-    acl.write_text("topic readwrite shoe/T1/status\ntopic readwrite shoe/T1/display/#\n")
+    acl.write_text("topic readwrite shoe/T1/status\ntopic readwrite shoe/T1/display/#\n"
+                   "topic readwrite shoe/T1/casino/head\n")
     os.chmod(broker.conf_path.parent, 0o755)
     os.chmod(acl, 0o644)
     broker.conf_path.write_text(broker.conf_path.read_text() + f"acl_file {acl}\n")

@@ -37,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from shoe_controller.daemon import (
         ConfigRefused,
         DaemonError,
+        StartRefused,
         build_daemon,
         load_table_config,
     )
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         daemon, extras = build_daemon(config, state_dir, cards=args.cards,
                                       display_port=args.display_port,
                                       unsigned=args.unsigned)
-    except ConfigRefused as exc:  # e.g. no signing key: what to do is in the message
+    except (ConfigRefused, StartRefused) as exc:  # no key, a journal behind its head...
         print(f"shoe-controller run: refusing to start: {exc}", file=sys.stderr)
         return 2
     except (DaemonError, OSError) as exc:

@@ -97,12 +97,12 @@ def run(args: argparse.Namespace) -> int:
         outage_seconds=float(pick("outage_seconds")),  # type: ignore[arg-type]
         unsigned=args.unsigned,
     )
-    from shoe_controller.daemon import ConfigRefused, DaemonError
+    from shoe_controller.daemon import ConfigRefused, DaemonError, StartRefused
     from shoe_controller.journal import JournalError
 
     try:
         return Simulation(opts, out=lambda s: print(s, flush=True)).run()
-    except ConfigRefused as exc:
+    except (ConfigRefused, StartRefused) as exc:
         print(f"shoe-controller simulate: refusing to start: {exc}", file=sys.stderr)
         return 2
     except (DaemonError, JournalError) as exc:

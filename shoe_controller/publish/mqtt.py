@@ -56,6 +56,8 @@ log = logging.getLogger("shoe_controller.publish")
 AckCallback = Callable[[int, bool, str], None]
 #: (connected, reason text)
 ConnectionCallback = Callable[[bool, str], None]
+#: (topic, payload, MQTT 5 properties) of a message received
+MessageCallback = Callable[[str, bytes, object], None]
 
 
 #: Every payload is UTF-8 JSON: say so (MQTT 5 Payload Format Indicator, Content Type).
@@ -69,6 +71,22 @@ def _will_properties() -> Properties:
     props.PayloadFormatIndicator = 1
     props.ContentType = "application/json"
     return props
+
+
+def configure_client(client: mqtt.Client, c: MqttConfig) -> None:
+    """TLS and credentials of ``[mqtt]`` on a paho client (the link's, and the short
+    connection that reads the retained head at start)."""
+    if c.endpoint()[2]:
+        try:
+            client.tls_set(ca_certs=c.ca_file, certfile=c.cert_file, keyfile=c.key_file,
+                           cert_reqs=ssl.CERT_REQUIRED,
+                           tls_version=ssl.PROTOCOL_TLS_CLIENT)
+        except (OSError, ssl.SSLError) as exc:
+            raise ValueError(
+                f"mqtt TLS: cannot load ca_file={c.ca_file!r} cert_file={c.cert_file!r} "
+                f"key_file={c.key_file!r}: {exc}") from None
+    if c.username is not None:
+        client.username_pw_set(c.username, c.resolved_password())
 
 
 class _DebugOnly(logging.LoggerAdapter):  # type: ignore[type-arg]
@@ -113,8 +131,14 @@ class MqttLink:
     """One MQTT 5 client for one table. Thread-safe: ``publish`` from any thread."""
 
     def __init__(self, config: MqttConfig, topics: Topics, *, on_ack: AckCallback,
-                 on_connection: ConnectionCallback | None = None) -> None:
+                 on_connection: ConnectionCallback | None = None,
+                 on_message: MessageCallback | None = None,
+                 subscriptions: tuple[str, ...] = ()) -> None:
         self.config = config
+        #: (topic, payload, properties) of messages on ``subscriptions`` (replay
+        #: requests): called on the network thread; must only queue.
+        self._on_message = on_message
+        self._subscriptions = subscriptions
         self.topics = topics
         self.client_id = config.client_id_for(topics.table)
         self._on_ack = on_ack
@@ -160,17 +184,8 @@ class MqttLink:
         client.will_set(self.topics.status,
                         status_payload(self.topics.table, "offline", reason="connection lost"),
                         qos=1, retain=True, properties=_will_properties())
-        if c.endpoint()[2]:
-            try:
-                client.tls_set(ca_certs=c.ca_file, certfile=c.cert_file, keyfile=c.key_file,
-                               cert_reqs=ssl.CERT_REQUIRED,
-                               tls_version=ssl.PROTOCOL_TLS_CLIENT)
-            except (OSError, ssl.SSLError) as exc:
-                raise ValueError(
-                    f"mqtt TLS: cannot load ca_file={c.ca_file!r} cert_file={c.cert_file!r} "
-                    f"key_file={c.key_file!r}: {exc}") from None
-        if c.username is not None:
-            client.username_pw_set(c.username, c.resolved_password())
+        configure_client(client, c)
+        client.on_message = self._handle_message
         client.on_connect = self._handle_connect
         client.on_disconnect = self._handle_disconnect
         client.on_publish = self._handle_publish
@@ -378,6 +393,8 @@ class MqttLink:
         client.publish(self.topics.status,
                        status_payload(self.topics.table, "online", time=utc_timestamp()),
                        qos=1, retain=True, properties=_JSON_PROPERTIES)
+        for topic in self._subscriptions:  # again on every connect (a broker may forget)
+            client.subscribe(topic, qos=1)
         if self._on_connection is not None:
             self._on_connection(True, "connected")
 
@@ -393,6 +410,32 @@ class MqttLink:
             log.warning("MQTT %s; reconnecting, messages wait in the outbox", self.last_error)
         if self._on_connection is not None:
             self._on_connection(False, str(reason))
+
+    def _handle_message(self, client: mqtt.Client, userdata: object,
+                        msg: mqtt.MQTTMessage) -> None:
+        if self._on_message is not None:
+            try:
+                self._on_message(msg.topic, bytes(msg.payload),
+                                 getattr(msg, "properties", None))
+            except Exception:  # a bad request must never break the network thread
+                log.exception("MQTT message on %s could not be handled", msg.topic)
+
+    def publish_response(self, topic: str, payload: bytes,
+                         correlation: bytes | None) -> mqtt.MQTTMessageInfo:
+        """Publish one reply (QoS 1, not retained) with MQTT 5 Correlation Data; the
+        caller may ``wait_for_publish`` on the result to pace a long answer."""
+        props = Properties(PacketTypes.PUBLISH)
+        props.PayloadFormatIndicator = 1
+        props.ContentType = "application/json"
+        if correlation is not None:
+            props.CorrelationData = correlation
+        with self._io:
+            info = self._client.publish(topic, payload, qos=1, retain=False,
+                                        properties=props)
+            left_over = self._client.want_write()
+        if left_over:
+            self._wake()
+        return info
 
     def _handle_publish(self, client: mqtt.Client, userdata: object, mid: int,
                         reason: object, properties: object) -> None:

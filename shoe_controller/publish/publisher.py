@@ -50,9 +50,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from shoe_controller.journal import Journal, JournalEntry, JournalError, canonical_json, connect
+from shoe_controller.journal import (
+    GENESIS,
+    Journal,
+    JournalEntry,
+    JournalError,
+    canonical_json,
+    connect,
+    utc_timestamp,
+)
 from shoe_controller.publish import outbox
 from shoe_controller.publish.config import MqttConfig
+from shoe_controller.publish.head import HEAD_EVERY, HeadFile, head_file_path, head_payload
 from shoe_controller.publish.payloads import (
     SIG_PLACEHOLDER,
     casino_payload,
@@ -103,6 +112,19 @@ class Publisher:
         if journal.epoch is None:
             raise JournalError(f"journal {journal.path} has no epoch (opened read-only?)")
         self.epoch: str = journal.epoch
+        #: (seq, hash) of the last released event: what the head announces
+        self._head: tuple[int, str] = (0, GENESIS)
+        self._head_file = HeadFile(head_file_path(journal.path))
+        self._head_cond = threading.Condition()
+        self._head_due = False
+        self._head_write_lock = threading.Lock()
+        self._head_thread: threading.Thread | None = None
+        #: the last head payload published (tests, status)
+        self.head_sent: bytes | None = None
+        from shoe_controller.publish.replay import ReplayServer
+
+        self._replay = ReplayServer(journal, self.topics, self.epoch, key,
+                                    head=lambda: self._head[0])
         self._display_on = config.display_feed
         # Staging connection (callers' threads, under _stage_lock). NORMAL sync is enough:
         # the journal (FULL) is the truth, and lost outbox rows are re-derived from it.
@@ -147,8 +169,14 @@ class Publisher:
         from shoe_controller.publish.mqtt import MqttLink  # paho only when publishing
 
         self._link = MqttLink(self.config, self.topics, on_ack=self._sender.on_ack,
-                              on_connection=self._sender.on_connection)
+                              on_connection=self._sender.on_connection,
+                              on_message=self._replay.on_message,
+                              subscriptions=(self.topics.casino_replay,))
         self._sender.start(self._link)
+        self._replay.start(self._link)
+        self._head_thread = threading.Thread(target=self._head_loop, name="mqtt-head",
+                                             daemon=True)
+        self._head_thread.start()
         self._link.start()
 
     def stop(self, timeout: float = 5.0) -> None:
@@ -157,6 +185,12 @@ class Publisher:
         a new one (it catches up from the journal)."""
         self.stage_display()
         self._stopped = True
+        with self._head_cond:
+            self._head_cond.notify_all()
+        if self._head_thread is not None:
+            self._head_thread.join(timeout)
+            self._head_thread = None
+        self._replay.stop(timeout)
         self._sender.stop(timeout)
         if self._link is not None:
             self._link.stop(timeout)
@@ -209,6 +243,7 @@ class Publisher:
                 release, released, through, rows = done[0]
                 self._release, self._staged_through = release, through
                 self._staged(rows)  # the casino messages are with paho now
+                self._advance_head(released)
                 self._stage_display(released)
         return entries
 
@@ -234,6 +269,7 @@ class Publisher:
             self._release = release
             self._staged_through = new[-1].seq
             self._staged(rows)
+            self._advance_head(released)
             self._stage_display(released)
 
     # -- state -----------------------------------------------------------------------
@@ -301,11 +337,19 @@ class Publisher:
         start = self._conn.execute(
             "SELECT COALESCE(MAX(seq), 1) FROM events WHERE type = 'shoe_started' AND seq <= ?",
             (through,)).fetchone()[0]
+        head = (0, GENESIS)
+        if start > 1:  # everything before a shoe_started was released
+            before = self.journal.entry(start - 1)
+            if before is not None:
+                head = (before.seq, before.hash)
         for entry in self.journal.replay(start, through):
             release, out = step(release, _item(entry))
+            if out:
+                head = (out[-1].entry.seq, out[-1].entry.hash)
             if self._display_on:
                 for item in out:
                     display = project(display, item.data)
+        self._head = head
         self._release, self._display, self._staged_through = release, display, through
         self._display_bytes = (self._encode_display(display)
                                if self._display_on and through else None)
@@ -424,9 +468,72 @@ class Publisher:
             return display_payload(_display_dict(display), key)
         return sign_text(text.replace(_ROADS_SLOT, cached[1]), key, _display_dict(display))
 
+    # -- the head ----------------------------------------------------------------------
+
+    def _advance_head(self, released: Sequence[_Item]) -> None:
+        """(under _stage_lock, after the casino rows are staged) The head moves to the
+        last released event; the head thread signs, records and sends it."""
+        if released:
+            e = released[-1].entry
+            self._head = (e.seq, e.hash)
+            self._head_now()
+
+    def _head_now(self) -> None:
+        with self._head_cond:
+            self._head_due = True
+            self._head_cond.notify_all()
+
+    @property
+    def head(self) -> tuple[int, str]:
+        """(seq, hash) of the last released event (0 and 64 zeros before any)."""
+        return self._head
+
+    def _head_loop(self) -> None:
+        """Sign the head, write it to the head file (fsynced: the daemon's record of what
+        it announced), then stage it (retained, coalesced) behind the events it covers.
+        After every released batch (coalescing bursts) and every HEAD_EVERY seconds."""
+        self._head_due = True
+        while not self._stopped:
+            with self._head_cond:
+                if not self._head_due:
+                    self._head_cond.wait(HEAD_EVERY)
+                self._head_due = False
+            if self._stopped:
+                return
+            try:
+                self.publish_head()
+            except Exception:
+                log.exception("cannot publish the head (tried again in %.0f s)", HEAD_EVERY)
+
+    def publish_head(self) -> bytes:
+        """Sign, record and stage the current head now (any thread); returns it."""
+        seq, hash_ = self._head  # (one tuple: read whole)
+        payload = head_payload(self.table_id, self.epoch, seq, hash_, utc_timestamp(),
+                               self._key)
+        # fsynced before it may leave, and outside the staging lock: the core loop's
+        # appends do not wait for this fsync
+        with self._head_write_lock:
+            self._head_file.write(payload)
+        with self._stage_lock:
+            if self._stopped:
+                return payload
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                rows = outbox.stage(self._conn, [outbox.Message(
+                    self.topics.casino_head, payload, retain=True, coalesce_key="head")],
+                    self._staged_through)
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self.head_sent = payload
+            self._staged(rows)
+        return payload
+
     def _restage_display(self) -> None:
         """After a (re)connect, send the current display state again: a broker that lost
         its retained messages (restarted without persistence) gets it back at once."""
+        self._head_now()  # and the head
         with self._stage_lock:
             if not self._display_on or self._display_bytes is None or self._stopped:
                 return

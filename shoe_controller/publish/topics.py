@@ -4,6 +4,8 @@ apart: ``casino/...`` for the casino's systems, ``display/...`` for the public d
 >>> t = Topics("shoe", "T1")
 >>> t.status, t.casino_events, t.display_state
 ('shoe/T1/status', 'shoe/T1/casino/events', 'shoe/T1/display/state')
+>>> t.casino_head, t.casino_replay, t.replay_responses
+('shoe/T1/casino/head', 'shoe/T1/casino/replay', 'shoe/T1/casino/replay/response/')
 >>> Topics("shoe", "T/1")
 Traceback (most recent call last):
 ...
@@ -46,6 +48,21 @@ class Topics:
     @property
     def casino_events(self) -> str:
         return f"{self.base}/casino/events"
+
+    @property
+    def casino_head(self) -> str:
+        """Retained, signed: epoch, seq and hash of the last released event."""
+        return f"{self.base}/casino/head"
+
+    @property
+    def casino_replay(self) -> str:
+        """MQTT 5 replay requests from casino systems (the daemon subscribes)."""
+        return f"{self.base}/casino/replay"
+
+    @property
+    def replay_responses(self) -> str:
+        """The prefix every replay request's Response Topic must start with."""
+        return f"{self.base}/casino/replay/response/"
 
     @property
     def display_state(self) -> str:

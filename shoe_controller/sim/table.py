@@ -212,10 +212,10 @@ class Simulation:
             Daemon,
             DaemonError,
             journal_path,
+            open_daemon_journal,
             open_fingerprints,
         )
         from shoe_controller.dealer.station import Station
-        from shoe_controller.journal import Journal
         from shoe_controller.publish.publisher import Publisher
 
         opts = self.opts
@@ -231,7 +231,7 @@ class Simulation:
         jpath = journal_path(state_dir)
         mqtt = c["mqtt"]
         key = self._signing_key(state_dir, mqtt)
-        journal = Journal.open(jpath, table_id=c["table_id"])
+        journal = open_daemon_journal(str(jpath), c["table_id"], mqtt, key)
         host, port, _tls = mqtt.endpoint()
         if "broker-outage" in opts.inject:
             import msgspec
