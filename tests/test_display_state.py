@@ -260,3 +260,23 @@ def test_projection_matches_the_roads_of_the_kept_results(rounds) -> None:
 
 def test_initial_payload_is_valid() -> None:
     valid(to_payload(DisplayState(table="T1")))
+
+
+def test_pause_reason_and_misdeal_are_shown_until_resumed_or_the_next_round() -> None:
+    """What the table display needs to say why play stopped and what a misdeal means."""
+    start = [{"type": "shoe_started", "shoe": 1, "decks": 8},
+             {"type": "round_started", "shoe": 1, "round": 1}]
+    s = fold([*start, {"type": "round_paused", "shoe": 1, "round": 1,
+                       "reason": "foreign_card"}], table="T1")
+    p = valid(to_payload(s))
+    assert (p["paused"], p["pause_reason"]) == (True, "foreign_card")
+    p = valid(to_payload(project(s, {"type": "round_resumed", "shoe": 1, "round": 1})))
+    assert (p["paused"], p["pause_reason"]) == (False, None)
+
+    s = fold([*start, {"type": "misdeal", "shoe": 1, "round": 1, "kind": "extra_card",
+                       "card": "QH", "policy": "burn"}], table="T1")
+    p = valid(to_payload(s))
+    assert p["misdeal"] == {"round": 1, "kind": "extra_card", "policy": "burn"}
+    assert "QH" not in json.dumps(p)  # a discarded card's face is never shown
+    p = valid(to_payload(project(s, {"type": "round_started", "shoe": 1, "round": 2})))
+    assert p["misdeal"] is None and p["pause_reason"] is None

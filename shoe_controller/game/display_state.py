@@ -44,6 +44,7 @@ __all__ = [
     "PAYLOAD_VERSION",
     "PHASES",
     "DisplayState",
+    "MisdealNotice",
     "ResultBanner",
     "Statistics",
     "fold",
@@ -80,6 +81,14 @@ class ResultBanner(msgspec.Struct, frozen=True):
     player_natural: bool
     banker_natural: bool
     confirmed: bool = False
+
+
+class MisdealNotice(msgspec.Struct, frozen=True):
+    """A misdeal as the table display tells it: the round, what happened, what is done."""
+
+    round: int | None
+    kind: str
+    policy: str
 
 
 class Statistics(msgspec.Struct, frozen=True):
@@ -138,6 +147,13 @@ class DisplayState(msgspec.Struct, frozen=True):
     bets_round: int | None = None
     bets: tuple[str, ...] = ()
     paused: bool = False
+    #: why play stopped: the ``round_paused`` reason (a short code such as
+    #: ``unreadable_card``, ``foreign_card``, ``link_down``, ``supervisor``); the page
+    #: shows known codes in the players' language and a plain "please wait" for others
+    pause_reason: str | None = None
+    #: the last misdeal of this round: what happened (``kind``) and the house policy that
+    #: applied (``policy``: burn, void, carry), never the card's face
+    misdeal: MisdealNotice | None = None
     #: a short public message ("Round 12 void: refunded") until the next round starts
     notice: str | None = None
 
@@ -192,7 +208,7 @@ def _new_round(s: DisplayState, rnd: int | None) -> DisplayState:
     s = _commit(s)
     return msgspec.structs.replace(
         s, round=rnd, phase="dealing", prompt=None, notice=None, paused=False,
-        bets_open=False,
+        pause_reason=None, misdeal=None, bets_open=False,
     )
 
 
@@ -294,18 +310,20 @@ def project(state: DisplayState, event: object) -> DisplayState:
             s = _commit(s)  # an earlier round's result stands; this round's never shows
         return msgspec.structs.replace(
             s, round=rnd, cards_round=rnd, phase="voided", prompt=None, paused=False,
-            player_cards=(), banker_cards=(), result=None,
+            pause_reason=None, player_cards=(), banker_cards=(), result=None,
             notice=f"Round {rnd} void: all bets refunded",
         )
     if kind == "round_paused":
-        return msgspec.structs.replace(s, paused=True)
+        return msgspec.structs.replace(s, paused=True,
+                                       pause_reason=str(ev.get("reason") or "") or None)
     if kind == "round_resumed":
-        return msgspec.structs.replace(s, paused=False)
+        return msgspec.structs.replace(s, paused=False, pause_reason=None)
     if kind == "misdeal":
         policy = ev.get("policy")
         # a carried card is dealt again later (as card_dealt): count it then
         out = s.cards_out + (policy != "carry")
-        return msgspec.structs.replace(s, cards_out=out, notice="Misdeal")
+        notice = MisdealNotice(ev.get("round"), str(ev.get("kind") or ""), str(policy or ""))
+        return msgspec.structs.replace(s, cards_out=out, notice="Misdeal", misdeal=notice)
     if kind == "cut_card":
         return msgspec.structs.replace(s, cut_card=True)
     if kind == "last_round":
@@ -313,7 +331,7 @@ def project(state: DisplayState, event: object) -> DisplayState:
     if kind == "shoe_ended":
         s = _commit(s)
         return msgspec.structs.replace(s, phase="shoe_ended", prompt=None, bets_open=False,
-                                       paused=False)
+                                       paused=False, pause_reason=None)
     return s
 
 
@@ -358,7 +376,9 @@ def to_payload(state: DisplayState) -> dict[str, Any]:
         "cards_round": s.cards_round,
         "phase": s.phase,
         "paused": s.paused,
+        "pause_reason": s.pause_reason if s.paused else None,
         "notice": s.notice,
+        "misdeal": msgspec.to_builtins(s.misdeal) if s.misdeal is not None else None,
         "player": {"cards": list(s.player_cards), "score": score(s.player_cards)},
         "banker": {"cards": list(s.banker_cards), "score": score(s.banker_cards)},
         "prompt": s.prompt,
