@@ -841,16 +841,11 @@ def build_daemon(config: Any, state_dir: str, *, cards: str = "camera",
     display = getattr(config, "display", None)
     port = display_port if display_port is not None else getattr(display, "port", 0)
     if port:
-        from shoe_controller.display.server import serve
+        from shoe_controller.display.server import serve_config
 
         mqtt = _section(config, "mqtt", MqttConfig)
-        extras.append(serve(port, getattr(display, "broker_ws_url", ""), table_id,
-                            bind=getattr(display, "bind", "0.0.0.0"),
-                            topic_prefix=mqtt.topic_prefix,
-                            ws_port=getattr(display, "ws_port", 9001),
-                            username=getattr(display, "username", None),
-                            password=getattr(display, "password", None),
-                            title=getattr(display, "title", "")))
+        extras.append(serve_config(display, table_id, topic_prefix=mqtt.topic_prefix,
+                                   rules=config.rules, port=port))
     return daemon, extras
 
 
