@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import random
 import re
-import shutil
 import subprocess
 import sys
 import threading
@@ -22,20 +21,17 @@ from pathlib import Path
 import paho.mqtt.client as mqtt
 import pytest
 
-from shoe_controller.display import build as display_build
-from shoe_controller.display.server import DisplayServer, bundle_present, serve
+from shoe_controller.display.server import DisplayServer, serve
 from shoe_controller.game.cards import ALL_CARDS
 from shoe_controller.game.display_state import DisplayState, project, to_payload
 from shoe_controller.game.inputs import CardSeen, CutCardSeen, NewShoe
 from shoe_controller.game.roads import build_roads, roads_to_dict
 from shoe_controller.game.rules import Rules
 from shoe_controller.game.shoe import Shoe
+from tests.support.browser import save_artifact
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 TABLE = "T9"
 TOPIC_STATE = f"shoe/{TABLE}/display/state"
 TOPIC_STATUS = f"shoe/{TABLE}/status"
@@ -106,13 +102,6 @@ class SimulatedTable:
         self.client.disconnect()
 
 
-@pytest.fixture(scope="module")
-def bundle() -> None:
-    if not bundle_present():  # the Makefile's install step normally did this already
-        display_build.build(quiet=True)
-    assert bundle_present()
-
-
 @pytest.fixture
 def page_server(ws_broker, bundle) -> Iterator[DisplayServer]:
     srv = serve(0, f"ws://127.0.0.1:{ws_broker.ws_port}", TABLE, bind="127.0.0.1")
@@ -121,23 +110,18 @@ def page_server(ws_broker, bundle) -> Iterator[DisplayServer]:
 
 
 @pytest.fixture
-def browser_page(page_server) -> Iterator[object]:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1920, "height": 1080})
-        page.on("console", lambda m: print("browser:", m.type, m.text))
-        page.goto(page_server.url)
-        yield page
-        browser.close()
+def browser_page(page_server, chromium) -> Iterator[object]:
+    page = chromium.new_page(viewport={"width": 1920, "height": 1080})
+    page.on("console", lambda m: print("browser:", m.type, m.text))
+    page.goto(page_server.url)
+    yield page
+    page.close()
 
 
 def screenshot(page, tmp_path: Path, name: str) -> Path:
     path = tmp_path / f"{name}.png"
     page.screenshot(path=str(path))
-    out = Path("test-output")
-    if out.is_dir():
-        shutil.copyfile(path, out / path.name)
+    save_artifact(path)
     return path
 
 
@@ -150,7 +134,7 @@ def big_road_on_page(page) -> list[tuple[int, int, str, int]]:
 
 
 def wait_round(page, rnd: int) -> None:
-    page.wait_for_function(f"document.getElementById('result').dataset.round === '{rnd}'",
+    page.wait_for_function(f"() => document.getElementById('result').dataset.round === '{rnd}'",
                            timeout=15_000)
 
 
@@ -159,7 +143,7 @@ def test_page_shows_result_and_big_road_after_several_rounds(ws_broker, browser_
     page = browser_page
     table = SimulatedTable(ws_broker.port)
     try:
-        page.wait_for_function("document.body.dataset.feed === 'live'", timeout=15_000)
+        page.wait_for_function("() => document.body.dataset.feed === 'live'", timeout=15_000)
         for _ in range(12):
             table.play_round()
         rnd = table.state.result.round
@@ -187,7 +171,9 @@ def test_page_shows_result_and_big_road_after_several_rounds(ws_broker, browser_
         progress = to_payload(table.state)["shoe_progress"]
         assert page.inner_text("#progress-text") == (
             f"{progress['cards_dealt']} / {progress['cards_total']} cards")
-        assert page.locator("#bets-open").is_visible()  # the core opens the next round
+        # the core opens the next round: its bets are open
+        assert page.get_attribute("#status", "data-status") == "bets_open"
+        assert "PLACE YOUR BETS" in page.inner_text("#status")
         assert not page.locator("#offline-overlay").is_visible()
         png = screenshot(page, tmp_path, "display-after-12-rounds")
         assert png.stat().st_size > 20_000
@@ -205,7 +191,7 @@ def test_page_recovers_by_itself_after_a_broker_restart(ws_broker, browser_page,
         wait_round(page, 3)
         ws_broker.stop()
         # the page says so, clearly, while the broker is gone
-        page.wait_for_function("document.body.dataset.feed === 'offline'", timeout=15_000)
+        page.wait_for_function("() => document.body.dataset.feed === 'offline'", timeout=15_000)
         assert page.locator("#offline-overlay").is_visible()
         assert "FEED OFFLINE" in page.inner_text("#offline-overlay")
         assert page.inner_text("#feed") == "OFFLINE"
@@ -214,7 +200,7 @@ def test_page_recovers_by_itself_after_a_broker_restart(ws_broker, browser_page,
         assert table.connected.wait(15)
         for _ in range(2):
             table.play_round()
-        page.wait_for_function("document.body.dataset.feed === 'live'", timeout=20_000)
+        page.wait_for_function("() => document.body.dataset.feed === 'live'", timeout=20_000)
         wait_round(page, 5)
         assert not page.locator("#offline-overlay").is_visible()
         assert page.inner_text("#stat-rounds") == "5"
@@ -227,20 +213,19 @@ def test_page_shows_the_shoe_controller_offline(ws_broker, browser_page, tmp_pat
     table = SimulatedTable(ws_broker.port, seed=3)
     try:
         table.play_round()
-        page.wait_for_function("document.body.dataset.feed === 'live'", timeout=15_000)
+        page.wait_for_function("() => document.body.dataset.feed === 'live'", timeout=15_000)
         table.offline()  # what the broker publishes as the daemon's last will
-        page.wait_for_function("document.body.dataset.feed === 'offline'", timeout=15_000)
+        page.wait_for_function("() => document.body.dataset.feed === 'offline'", timeout=15_000)
         assert "shoe controller is offline" in page.inner_text("#offline-reason")
         screenshot(page, tmp_path, "display-controller-offline")
     finally:
         table.close()
 
 
-def test_page_follows_the_real_simulate_command(ws_broker, bundle, tmp_path) -> None:
+def test_page_follows_the_real_simulate_command(ws_broker, bundle, chromium, tmp_path) -> None:
     """`shoe-controller simulate` (the real daemon, publisher and page server) deals a
     whole shoe; the page, opened while it deals, ends on the shoe's last result and the
     Big Road of every confirmed round read independently from the casino feed."""
-    sync_api = pytest.importorskip("playwright.sync_api")
     results: dict[int, str] = {}
     voided: set[int] = set()
     got_end = threading.Event()
@@ -260,52 +245,50 @@ def test_page_follows_the_real_simulate_command(ws_broker, bundle, tmp_path) -> 
     casino.connect("127.0.0.1", ws_broker.port)
     casino.subscribe(f"shoe/{TABLE}/casino/events", qos=1)
     casino.loop_start()
-    with sync_api.sync_playwright() as pw:
-        # the browser is up before the shoe starts, so the page sees it dealt live
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1920, "height": 1080})
-        sim = subprocess.Popen(
-            [sys.executable, "-m", "shoe_controller.cli", "simulate", "--shoes", "1",
-             "--pace", "0.04", "--seed", "5", "--broker",
-             f"mqtt://127.0.0.1:{ws_broker.port}", "--table-id", TABLE, "--state-dir",
-             str(tmp_path / "state"), "--display-port", "0", "--broker-ws",
-             f"ws://127.0.0.1:{ws_broker.ws_port}", "--quiet"],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        try:
-            url = None
-            assert sim.stdout is not None
-            for line in sim.stdout:
-                found = re.search(r"display page on (http://\S+)", line)
-                if found:
-                    url = found.group(1)
-                    break
-            assert url, "simulate did not say where the display page is"
-            page.goto(url)
-            page.wait_for_function("+document.body.dataset.round >= 10 && "
-                                   "document.body.dataset.feed === 'live'", timeout=60_000)
-            screenshot(page, tmp_path, "display-simulated-live")
-            rest, _ = sim.communicate(timeout=240)
-            assert sim.returncode == 0, rest
-            assert got_end.wait(10)
-            page.wait_for_function("document.body.dataset.phase === 'shoe_ended'",
-                                   timeout=20_000)
-            kept = [results[r] for r in sorted(results) if r not in voided]
-            letters = "".join(w[0].upper() for w in kept)
-            expected = [(c["col"], c["row"], c["outcome"], c["ties"])
-                        for c in roads_to_dict(build_roads(letters))["big_road"]]
-            assert len(kept) > 50
-            shown = big_road_on_page(page)
-            # the page shows the newest columns: compare the visible part
-            first = min(c[0] for c in shown)
-            assert shown == [c for c in expected if c[0] >= first]
-            last_winner = results[max(results)]
-            assert page.get_attribute("#result", "data-winner") == last_winner
-            assert page.inner_text("#stat-rounds") == str(len(kept))
-            screenshot(page, tmp_path, "display-simulated-shoe")
-        finally:
-            if sim.poll() is None:
-                sim.kill()
-                sim.wait()
-            casino.loop_stop()
-            casino.disconnect()
-            browser.close()
+    # the browser is up before the shoe starts, so the page sees it dealt live
+    page = chromium.new_page(viewport={"width": 1920, "height": 1080})
+    sim = subprocess.Popen(
+        [sys.executable, "-m", "shoe_controller.cli", "simulate", "--shoes", "1",
+         "--pace", "0.04", "--seed", "5", "--broker",
+         f"mqtt://127.0.0.1:{ws_broker.port}", "--table-id", TABLE, "--state-dir",
+         str(tmp_path / "state"), "--display-port", "0", "--broker-ws",
+         f"ws://127.0.0.1:{ws_broker.ws_port}", "--quiet"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        url = None
+        assert sim.stdout is not None
+        for line in sim.stdout:
+            found = re.search(r"display page on (http://\S+)", line)
+            if found:
+                url = found.group(1)
+                break
+        assert url, "simulate did not say where the display page is"
+        page.goto(url)
+        page.wait_for_function("() => +document.body.dataset.round >= 10 && "
+                               "document.body.dataset.feed === 'live'", timeout=60_000)
+        screenshot(page, tmp_path, "display-simulated-live")
+        rest, _ = sim.communicate(timeout=240)
+        assert sim.returncode == 0, rest
+        assert got_end.wait(10)
+        page.wait_for_function("() => document.body.dataset.phase === 'shoe_ended'",
+                               timeout=20_000)
+        kept = [results[r] for r in sorted(results) if r not in voided]
+        letters = "".join(w[0].upper() for w in kept)
+        expected = [(c["col"], c["row"], c["outcome"], c["ties"])
+                    for c in roads_to_dict(build_roads(letters))["big_road"]]
+        assert len(kept) > 50
+        shown = big_road_on_page(page)
+        # the page shows the newest columns: compare the visible part
+        first = min(c[0] for c in shown)
+        assert shown == [c for c in expected if c[0] >= first]
+        last_winner = results[max(results)]
+        assert page.get_attribute("#result", "data-winner") == last_winner
+        assert page.inner_text("#stat-rounds") == str(len(kept))
+        screenshot(page, tmp_path, "display-simulated-shoe")
+    finally:
+        if sim.poll() is None:
+            sim.kill()
+            sim.wait()
+        casino.loop_stop()
+        casino.disconnect()
+        page.close()
