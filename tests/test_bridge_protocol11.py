@@ -620,3 +620,47 @@ def test_shoe_link_state_follows_the_link_and_the_lock_sim(sim: DeviceSimulator,
     assert serial.shoe_link().lock == "unknown"
     sim.ignore_commands(-sim._ignore_commands)
     wait_until(lambda: serial.shoe_link().lock == "engaged", what="lock known again")
+
+
+def test_the_daemon_refuses_resume_while_the_link_is_down_sim(sim: DeviceSimulator,
+                                                             tmp_path: Any) -> None:
+    """The whole path: a round paused by a lost link stays paused on a resume (journaled
+    refusal naming why), until the link is back and the shoe acknowledged the lock."""
+    from shoe_controller.game.inputs import Resume
+    from tests.test_daemon import Running, new_daemon, wait
+
+    serial = SerialInput(SerialConfig(port=sim.path, exclusive=False, **FAST),
+                         mapping=BarcodeMapping(BarcodeConfig()))
+    daemon = new_daemon(tmp_path / "j.sqlite3", sources=[serial])
+    run = Running(daemon)
+
+    def faults() -> list[tuple[str, str]]:
+        return [(e.data["kind"], e.data.get("detail", "")) for e in daemon.journal.replay()
+                if e.type == "fault"]
+
+    def types() -> list[str]:
+        return [e.type for e in daemon.journal.replay()]
+
+    try:
+        assert serial.link_up.wait(10)
+        sim.shoe_loaded()
+        for code in ("D1-2D", "D1-9S", "D1-9C", "D1-2H"):  # indicator 2, burn 2, round 1
+            sim.card_exit()
+            sim.card_read(code)
+        wait(lambda: "card_dealt" in types(), "a card of round 1")
+        sim.unplug()
+        wait(lambda: "round_paused" in types(), "the pause for the lost link")
+        daemon.submit(Resume(), "supervisor")
+        wait(lambda: any(k == "resume_refused" for k, _ in faults()), "the refusal")
+        detail = next(d for k, d in faults() if k == "resume_refused")
+        assert "the link to the shoe is down" in detail
+        assert "round_resumed" not in types()
+        sim.replug()
+        wait(lambda: serial.shoe_link().lock == "engaged", "the lock acknowledged again")
+        assert sim.locked  # paused: the host re-asserted the lock at link-up
+        daemon.submit(Resume(), "supervisor")
+        wait(lambda: "round_resumed" in types(), "the resume once the link is back")
+        wait(lambda: not sim.locked, "the lock released on resume")
+    finally:
+        run.stop()
+        daemon.close()
