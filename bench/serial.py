@@ -12,6 +12,13 @@
    Cards are dealt one at a time with 0.5-2 ms between them. Target: p99 < 2 ms.
 3. The control, sampled alternately with 2 (same load): the same bytes through a bare
    pty to a reader thread and a queue, no link: the kernel's and the hand-off's share.
+4. Protocol 1.1 with the default [serial] settings and a 0.2 s heartbeat: how long an
+   event the shoe can never deliver (a 513-byte event it re-sends as it is, and an
+   event lost from its buffer) holds up the next one, and how many replay requests it
+   costs (1.0 host: ~10 s and 391 requests for the oversize event; the lost one
+   forever); and how long after a card exit with no scanner read the daemon's pairing
+   reports it unreadable (the 500 ms window on the device's clock, judged at the next
+   heartbeat).
 """
 
 from __future__ import annotations
@@ -159,6 +166,57 @@ class BarePty:
             os.close(fd)
 
 
+def unfillable(rounds: int) -> tuple[list[float], list[float], list[int]]:
+    """Seconds from an undeliverable event to the next event's delivery (oversize, lost),
+    and the replay requests each cost."""
+    oversize: list[float] = []
+    lost: list[float] = []
+    requests: list[int] = []
+    for kind, out in (("oversize", oversize), ("lost", lost)):
+        for _ in range(rounds):
+            q: queue.Queue[object] = queue.Queue()
+            with DeviceSimulator(heartbeat_interval=0.2) as sim, \
+                    Link(SerialConfig(port=sim.path), q) as link:
+                link.wait_up(timeout=5)
+                q.get(timeout=5)
+                t0 = time.monotonic()
+                if kind == "oversize":
+                    sim.oversize_event(513)
+                else:
+                    sim.lose_next(1)
+                    sim.card_exit()
+                sim.card_exit()
+                while not isinstance(q.get(timeout=30), CardExit):
+                    pass
+                out.append(time.monotonic() - t0)
+                requests.append(link.stats["replays_requested"])
+    return oversize, lost, requests
+
+
+def unread_delay(cards: int) -> list[float]:
+    """Seconds from a card exit with no read to the pairing's UnreadableCard."""
+    from shoe_controller.daemon_inputs import SerialInput
+    from shoe_controller.vision.barcode import BarcodeMapping
+    from shoe_controller.vision.config import BarcodeConfig
+
+    got: queue.Queue[tuple[object, float]] = queue.Queue()
+    delays = []
+    with DeviceSimulator(heartbeat_interval=0.2) as sim:
+        serial = SerialInput(SerialConfig(port=sim.path, exclusive=False),
+                             mapping=BarcodeMapping(BarcodeConfig()))
+        serial.start(lambda inp, origin: got.put((inp, time.monotonic())))
+        try:
+            serial.link_up.wait(5)
+            for _ in range(cards):
+                t0 = time.monotonic()
+                sim.card_exit()
+                _inp, t = got.get(timeout=5)
+                delays.append(t - t0)
+        finally:
+            serial.stop()
+    return delays
+
+
 def pct(xs: list[float], p: float) -> float:
     return statistics.quantiles(xs, n=1000, method="inclusive")[int(p * 10) - 1]
 
@@ -189,6 +247,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     lost = stats["events_lost"] + stats["duplicates"] + stats["bad_frames"]
     print(f"link: {stats['events']} events, {lost} lost/duplicate/bad frames")
+    oversize, lost_ev, requests = unfillable(5)
+    print(f"1.1 unfillable gap, default settings: a 513-byte event holds the next one up "
+          f"{1000 * statistics.median(oversize):.0f} ms (max {1000 * max(oversize):.0f}), "
+          f"an event lost from the shoe's buffer {1000 * statistics.median(lost_ev):.0f} ms "
+          f"(max {1000 * max(lost_ev):.0f}); replay requests each: {min(requests)}-"
+          f"{max(requests)}; reported once as events_lost")
+    delays = unread_delay(10)
+    print(f"1.1 exit without a read -> UnreadableCard: median "
+          f"{1000 * statistics.median(delays):.0f} ms, max {1000 * max(delays):.0f} ms "
+          f"(window 500 ms on the device clock + up to one 200 ms heartbeat)")
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"machine: {os.cpu_count()} CPUs, load average {load} (latency tails track the load)")
     return 0

@@ -10,6 +10,8 @@ error (bad command, no daemon listening).
 
     sudo -u shoe shoe-controller ctl card QH
     sudo -u shoe shoe-controller ctl void "dealer exposed a card"
+    sudo -u shoe shoe-controller ctl reset        # clear the shoe's latched fault
+    sudo -u shoe shoe-controller ctl lights 80    # shoe illumination, percent
 """
 
 from __future__ import annotations
@@ -28,10 +30,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"{DEFAULT_STATE_DIR}); its control socket is DIR/control")
     parser.add_argument("--socket", metavar="PATH",
                         help="the control socket itself (overrides --state-dir)")
-    parser.add_argument("action", choices=("pause", "resume", "void", "card"),
-                        help="pause [REASON], resume, void [REASON], card CODE")
+    parser.add_argument("action", choices=("pause", "resume", "void", "card", "reset",
+                                           "lights"),
+                        help="pause [REASON], resume, void [REASON], card CODE; the shoe: "
+                             "reset (clear its latched fault), lights PERCENT")
     parser.add_argument("words", nargs="*", metavar="ARG",
-                        help="the reason (pause, void) or the card code (card)")
+                        help="the reason (pause, void), the card code (card) or the "
+                             "percentage (lights)")
 
 
 def run(args: argparse.Namespace) -> int:
