@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench clean mutation
 
 $(STAMP): pyproject.toml shoe_controller/display/package-lock.json
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,11 @@ run: $(STAMP)
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest
+
+## mutation: the mutation campaign (docs/testing.md); not in CI: tens of minutes.
+## One module: make mutation MODULES=settlement
+mutation: $(STAMP)
+	nice -n 10 $(PY) mutation/run.py $(MODULES)
 
 bench: $(STAMP)
 	for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

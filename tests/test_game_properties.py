@@ -10,6 +10,7 @@ decide + evolve; every event survives its JSON form.
 
 from __future__ import annotations
 
+import os
 import random
 from collections import Counter, deque
 
@@ -123,7 +124,8 @@ class Model:
         assert not (self.voided & self.confirmed)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=int(os.environ.get("SHOE_PROPERTY_EXAMPLES", "300")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(rules=rules_st, seed=st.integers(0, 2**32), ops=st.lists(st.sampled_from(OPS),
                                                                   max_size=400))
 def test_shoe_machine_invariants(rules, seed, ops):

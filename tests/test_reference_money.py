@@ -20,7 +20,7 @@ from shoe_controller.game import inputs as I
 from shoe_controller.game.cards import parse_card
 from shoe_controller.game.insurance import InsuranceConfig
 from shoe_controller.game.rules import Rules
-from shoe_controller.game.settlement import Pairs, pairs_of
+from shoe_controller.game.settlement import Pairs, Settler, pairs_of
 from shoe_controller.game.shoe import Shoe
 from tests.support import baccarat_ref as ref
 
@@ -336,3 +336,35 @@ def test_pairs_of_against_the_reference_pair_rules():
         assert got == Pairs(want["player_pair"] > 0, want["banker_pair"] > 0,
                             want["perfect_pair"] > 0), (p, b)
         assert got.code == got.player_pair + 2 * got.banker_pair + 4 * got.perfect
+
+
+def _values(cards: list[str]) -> list[int]:
+    return [ref.value(c) for c in cards]
+
+
+def test_settler_direct_against_the_reference():
+    """Settler.settle with a Pairs or its code, on a fresh memo and a warm one, for rounds
+    on either side of every closing round; an incomplete round is refused by name."""
+    from shoe_controller.game import round as rnd
+
+    rng = random.Random(12)
+    warm = Settler(Rules())
+    for i in range(2000):
+        cards = deck(1, rng)[:6]
+        if i % 7 == 0:
+            cards[1] = cards[0][0] + "SHDC"[rng.randrange(4)]  # make pairs common
+        player, banker = ref.deal_round(cards)
+        node = rnd.START
+        for c in [player[0], banker[0], player[1], banker[1], *player[2:], *banker[2:]]:
+            node = rnd.deal(node, ref.value(c))
+        facts = Pairs(player[0][0] == player[1][0], banker[0][0] == banker[1][0],
+                      player[0] == player[1] or banker[0] == banker[1])
+        n = rng.choice([0, 1, 39, 40, 41, 50, 51, 60, 61, 80])
+        want = ref.settle(player, banker)
+        expected = {b: want[b] for b in ref.ALL_BETS if b in ref.offered(max(n, 1))}
+        fresh = Settler(Rules())
+        assert fresh.settle(node, facts, n) == expected, (player, banker, n)
+        assert warm.settle(node, facts.code, n) == expected
+        assert warm.offered(n) == tuple(b for b in ref.ALL_BETS if b in ref.offered(max(n, 1)))
+    with pytest.raises(ValueError, match=r"^cannot settle an incomplete round$"):
+        Settler(Rules()).settle(rnd.START, 0, 1)

@@ -1,0 +1,233 @@
+"""The mutation campaign (``make mutation``): mutmut over the modules that decide money,
+cards, buttons and integrity, one module at a time, each against its own tests.
+
+For each target module the script copies the working tree into
+``build/mutation/<name>/`` (so a run never touches the checkout), writes the
+``[tool.mutmut]`` section for that module there, runs ``mutmut run`` under ``nice``, and
+reads ``mutmut results --all true``. It prints one line per module::
+
+    module                       mutants  killed  survived  equivalent  other  score  time
+
+``score = killed / (mutants - listed equivalent)``; ``other`` counts timeouts and
+suspicious results (counted as not killed unless they are timeouts, which mutmut reports
+as killed by a hang: see docs/testing.md). Survivors that are listed in
+``mutation/equivalent.txt`` (one ``mutant-name  reason`` per line) are equivalent; any other
+survivor is printed, so a new one is seen at once.
+
+Usage::
+
+    python mutation/run.py                 # every module
+    python mutation/run.py settlement shoe # some of them
+    python mutation/run.py --list          # the modules and their tests
+
+Not part of ``make test`` or CI: a full campaign takes tens of minutes on two cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD = ROOT / "build" / "mutation"
+EQUIVALENT = ROOT / "mutation" / "equivalent.txt"
+
+GAME_TESTS = ["tests/test_game_shoe.py", "tests/test_shoe_supervisor_paths.py",
+              "tests/test_reference_money.py", "tests/test_whole_shoe.py"]
+
+#: name -> (file to mutate, the tests that run against it)
+MODULES: dict[str, tuple[str, list[str]]] = {
+    "cards": ("shoe_controller/game/cards.py",
+              ["tests/test_game_tableau.py", "tests/test_replay.py", *GAME_TESTS]),
+    "tableau": ("shoe_controller/game/tableau.py",
+                ["tests/test_game_tableau.py", "tests/test_reference_money.py",
+                 "tests/test_whole_shoe.py"]),
+    "round": ("shoe_controller/game/round.py",
+              ["tests/test_game_tableau.py", *GAME_TESTS]),
+    "rules": ("shoe_controller/game/rules.py",
+              ["tests/test_game_settlement.py", "tests/test_config.py", *GAME_TESTS]),
+    "settlement": ("shoe_controller/game/settlement.py",
+                   ["tests/test_game_settlement.py", "tests/test_reference_money.py",
+                    "tests/test_whole_shoe.py"]),
+    "insurance": ("shoe_controller/game/insurance.py",
+                  ["tests/test_game_insurance.py", "tests/test_reference_money.py",
+                   "tests/test_whole_shoe.py"]),
+    "inventory": ("shoe_controller/game/inventory.py", [*GAME_TESTS]),
+    "shoe": ("shoe_controller/game/shoe.py",
+             ["tests/test_game_insurance.py", "tests/test_game_properties.py", *GAME_TESTS]),
+    "events": ("shoe_controller/game/events.py",
+               ["tests/test_game_properties.py", "tests/test_replay.py",
+                "tests/test_publish_schemas.py", *GAME_TESTS]),
+    "inputs": ("shoe_controller/game/inputs.py", [*GAME_TESTS]),
+    "supervisor": ("shoe_controller/game/supervisor.py",
+                   ["tests/test_game_supervisor.py", "tests/test_shoe_supervisor_paths.py",
+                    *GAME_TESTS]),
+    "framing": ("firmware_bridge/framing.py",
+                ["tests/test_reference_framing.py", "tests/test_bridge_codec.py"]),
+    "protocol": ("firmware_bridge/protocol.py",
+                 ["tests/test_bridge_codec.py", "tests/test_protocol_doc.py",
+                  "tests/test_bridge_files.py"]),
+    "journal": ("shoe_controller/journal.py",
+                ["tests/test_journal.py", "tests/test_reference_journal.py"]),
+    "passes": ("shoe_controller/vision/passes.py",
+               ["tests/test_passes.py", "tests/test_reference_passes.py"]),
+}
+
+#: environment of the test runs: the property tests' examples are cut down (each mutant
+#: runs them again) and derandomised, so a result is reproducible
+MUTATION_ENV = {"HYPOTHESIS_PROFILE": "mutation", "WHOLE_SHOE_EXAMPLES": "30",
+                "SHOE_PROPERTY_EXAMPLES": "60"}
+
+_RESULT = re.compile(r"^\s*(\S+__mutmut_\d+):\s*(.+?)\s*$")
+
+
+def load_equivalent() -> dict[str, str]:
+    """``mutation/equivalent.txt``: mutant name -> the reason it is equivalent."""
+    out: dict[str, str] = {}
+    if not EQUIVALENT.exists():
+        return out
+    for line in EQUIVALENT.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, _, reason = line.partition(" ")
+        if not reason.strip():
+            raise SystemExit(f"{EQUIVALENT}: {name}: no reason given")
+        out[name] = reason.strip()
+    return out
+
+
+def _copy_tree(dest: Path) -> None:
+    if dest.exists():
+        shutil.rmtree(dest)
+    ignore = shutil.ignore_patterns(".git", "build", "mutants", ".venv", "node_modules",
+                                    "__pycache__", ".hypothesis", ".pytest_cache",
+                                    ".ruff_cache", "*.egg-info", "state", "test-output")
+    shutil.copytree(ROOT, dest, ignore=ignore, symlinks=True)
+
+
+def _write_config(dest: Path, target: str, tests: list[str]) -> None:
+    text = (dest / "pyproject.toml").read_text(encoding="utf-8")
+    text = re.sub(r"(?ms)^\[tool\.mutmut\].*?(?=^\[|\Z)", "", text)
+    tests_present = [t for t in tests if (dest / t).exists()]
+    source = target.split("/")[0]
+    text += (
+        "\n[tool.mutmut]\n"
+        f"source_paths = [{json.dumps(source)}]\n"
+        f"only_mutate = [{json.dumps(target)}]\n"
+        f"pytest_add_cli_args_test_selection = {json.dumps(tests_present)}\n"
+        # no doctests, no stop-at-the-first-failure tricks: the tests as CI runs them
+        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "--no-header", '
+        '"--override-ini=addopts=", "-m", "not e2e"]\n'
+        "also_copy = [\"firmware_bridge\", \"shoe_controller\", \"calibration\", \"tests\"]\n"
+        "timeout_multiplier = 10.0\n"
+        # each mutant's test process imports the code afresh, with the mutant active: the
+        # game core builds tables and memos at import and per table (round.NEXT,
+        # table_for's Settler); a worker forked after the clean run would inherit the
+        # unmutated ones and report most mutants as survivors
+        'process_isolation = "forkserver"\n'
+        'forkserver_warmup = "import"\n'
+        f"preload_modules_file = {json.dumps(str(ROOT / 'mutation' / 'preload.txt'))}\n"
+    )
+    (dest / "pyproject.toml").write_text(text, encoding="utf-8")
+
+
+def results(workdir: Path, env: dict[str, str]) -> dict[str, str]:
+    """mutant name -> status, from ``mutmut results --all true``."""
+    proc = subprocess.run([sys.executable, "-m", "mutmut", "results", "--all", "true"],
+                          cwd=workdir, env=env, capture_output=True, text=True, check=False)
+    out: dict[str, str] = {}
+    for line in proc.stdout.splitlines():
+        m = _RESULT.match(line)
+        if m:
+            out[m.group(1)] = m.group(2)
+    return out
+
+
+def run_module(name: str, nice: int, max_children: int, only: list[str] | None = None
+               ) -> dict[str, object]:
+    target, tests = MODULES[name]
+    workdir = BUILD / name
+    _copy_tree(workdir)
+    _write_config(workdir, target, tests)
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)  # mutmut puts its mutants/ first; nothing else may win
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    # the property tests: fewer examples, derandomised, no shrinking (tests/conftest.py)
+    env.update(MUTATION_ENV)
+    started = time.monotonic()
+    cmd = ["nice", "-n", str(nice), sys.executable, "-m", "mutmut", "run",
+           "--max-children", str(max_children), *(only or [])]
+    log = workdir / "mutmut-run.log"
+    with log.open("w") as f:
+        proc = subprocess.run(cmd, cwd=workdir, env=env, stdout=f, stderr=subprocess.STDOUT,
+                              check=False)
+    elapsed = time.monotonic() - started
+    status = results(workdir, env)
+    if proc.returncode != 0 and not status:
+        tail = log.read_text(errors="replace").splitlines()[-20:]
+        raise SystemExit(f"mutmut failed on {name} (see {log}):\n" + "\n".join(tail))
+    equivalent = load_equivalent()
+    killed = sum(1 for s in status.values() if s in ("killed", "timeout"))
+    survivors = sorted(m for m, s in status.items() if s == "survived")
+    listed = [m for m in survivors if m in equivalent]
+    unlisted = [m for m in survivors if m not in equivalent]
+    if only:  # a quick check: just the mutants asked for
+        status = {m: s for m, s in status.items() if s != "not checked"}
+    other = {m: s for m, s in status.items()
+             if s not in ("killed", "timeout", "survived")}
+    total = len(status)
+    denominator = total - len(listed)
+    score = killed / denominator if denominator else 1.0
+    return {"module": name, "file": target, "mutants": total, "killed": killed,
+            "survived": len(survivors), "equivalent": len(listed), "other": other,
+            "unlisted": unlisted, "score": score, "seconds": elapsed}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("modules", nargs="*", help=f"any of: {', '.join(MODULES)}")
+    ap.add_argument("--list", action="store_true", help="list the modules and their tests")
+    ap.add_argument("--nice", type=int, default=10)
+    ap.add_argument("--max-children", type=int, default=1,
+                    help="parallel test processes (default 1: the machine is shared)")
+    ap.add_argument("--json", type=Path, help="also write the figures to this file")
+    ap.add_argument("--only", action="append",
+                    help="run only the mutants matching this name pattern (a quick check)")
+    args = ap.parse_args(argv)
+    if args.list:
+        for name, (target, tests) in MODULES.items():
+            print(f"{name:11} {target}\n            {' '.join(tests)}")
+        return 0
+    names = args.modules or list(MODULES)
+    unknown = [n for n in names if n not in MODULES]
+    if unknown:
+        ap.error(f"unknown module(s) {unknown}: choose from {', '.join(MODULES)}")
+    rows = []
+    print(f"{'module':12}{'mutants':>8}{'killed':>8}{'survived':>9}{'equiv.':>8}"
+          f"{'other':>7}{'score':>8}{'time':>8}", flush=True)
+    for name in names:
+        r = run_module(name, args.nice, args.max_children, args.only)
+        rows.append(r)
+        print(f"{name:12}{r['mutants']:>8}{r['killed']:>8}{r['survived']:>9}"
+              f"{r['equivalent']:>8}{len(r['other']):>7}{r['score']:>8.1%}"
+              f"{r['seconds']:>7.0f}s", flush=True)
+        for m in r["unlisted"]:
+            print(f"    survived: {m}  (mutmut show {m}, in build/mutation/{name})")
+        for m, s in r["other"].items():
+            print(f"    {s}: {m}")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2) + "\n")
+    bad = [r for r in rows if r["unlisted"]]
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
