@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 
 from shoe_controller.game.display_state import DisplayState, fold, project, to_payload
 from shoe_controller.game.roads import build_roads, roads_to_dict
+from shoe_controller.keys import SigningKey
+from shoe_controller.publish.payloads import display_payload
 
 SCHEMA = json.loads(
     resources.files("shoe_controller.publish")
@@ -22,10 +24,14 @@ SCHEMA = json.loads(
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 
 
+KEY = SigningKey.generate()
+
+
 def valid(payload: dict[str, Any]) -> dict[str, Any]:
-    VALIDATOR.validate(payload)
-    # and it is plain JSON
+    """``payload`` is plain JSON, and the message published from it (signed, as the
+    publisher sends it) matches the schema."""
     assert json.loads(json.dumps(payload)) == payload
+    VALIDATOR.validate(json.loads(display_payload(payload, KEY)))
     return payload
 
 

@@ -31,6 +31,8 @@ import pytest
 
 from shoe_controller.display.server import DisplayServer, serve
 from shoe_controller.game.rules import BET_NAMES
+from shoe_controller.keys import SigningKey
+from shoe_controller.publish.payloads import display_payload
 from tests.support.display_states import TABLE, table_states
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
@@ -42,6 +44,7 @@ TOPIC_STATUS = f"shoe/{TABLE}/status"
 SCHEMA = json.loads(resources.files("shoe_controller.publish").joinpath(
     "schemas/display_state.schema.json").read_text())
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+SIGNER = SigningKey.generate()
 STATIC = Path(__file__).resolve().parents[2] / "shoe_controller" / "display" / "static"
 
 
@@ -77,7 +80,8 @@ def every_string_hostile(obj: Any) -> Any:
 def acceptable(state: dict) -> bool:
     """The independent reference: the published JSON Schema, plus two rules the page adds
     on purpose: the state is this table's, and every bet named is a bet of DESIGN.md."""
-    return (VALIDATOR.is_valid(state) and state["table"] == TABLE
+    published = json.loads(display_payload(state, SIGNER))  # as the publisher sends it
+    return (VALIDATOR.is_valid(published) and state["table"] == TABLE
             and all(b in BET_NAMES for b in state["bets"]))
 
 
