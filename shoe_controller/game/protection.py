@@ -13,9 +13,14 @@ after each round (when its result is confirmed, or it is voided), emits:
   ``shuffle_runs``    order / suit runs far beyond chance (``game.shuffle_integrity``);
   ``shuffle_order``   too many neighbours of deck order or of the previous shoe;
   ``shuffle_repeat``  8-card windows already seen in an earlier shoe;
+  ``shuffle_weak``    the new shoe still follows the threads a few riffles leave of the
+                      previous shoe's dealt order (when that shoe was dealt in full
+                      through this shoe) or of new-deck order
+                      (``game.shuffle_tracking``);
   ``edge_sorting``    orientation depends on rank (``game.edge_sorting``).
 
-  Each shuffle and edge-sorting test alerts at most once per shoe.
+  Each shuffle and edge-sorting test alerts at most once per shoe (``shuffle_weak``: once
+  per reference order).
 
 The daemon and ``replay`` fold it over the journal; it never alerts twice for what it
 already alerted while folding (the alerts it would emit are part of its state). The
@@ -81,6 +86,12 @@ class AnalyticsConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     repeat_min_windows: Annotated[int, msgspec.Meta(ge=1)] = 2
     #: Earlier shoes whose fingerprints the daemon loads (and keeps) for ``shuffle_repeat``.
     fingerprint_history_shoes: Annotated[int, msgspec.Meta(ge=0)] = 500
+    #: ``shuffle_weak``: alert when the log-likelihood ratio (natural log) of "riffle
+    #: threads of the old order" against "a fair shuffle" reaches this, for the previous
+    #: shoe's order or new-deck order. A fair shoe ever reaches it with probability at most
+    #: exp(-threshold) per order, however often it is looked at (Ville's inequality):
+    #: 10 gives <= 9.1e-5 per shoe for both orders together.
+    shuffle_weak_threshold: Annotated[float, msgspec.Meta(gt=0)] = 10.0
     #: ``edge_sorting``: alert when a test's p-value is at most this (per evaluation).
     edge_sorting_alpha: Probability = 1e-7
     #: ``edge_sorting``: smallest expected cell count for a chi-square test to be used.
@@ -120,6 +131,14 @@ class ProtectionState:
     next_window: int = 0
     repeat_matches: int = 0
     matched_shoes: frozenset[int] = frozenset()
+    #: shuffle_weak: (reference name, ShuffleTest) for this shoe, cards fed so far,
+    #: whether this shoe ended normally (its order complete for the next shoe), and what
+    #: is known of the previous shoe's order (a sentence for the alert's evidence)
+    weak_tests: tuple[tuple[str, Any], ...] = ()
+    weak_fed: int = 0
+    complete: bool = False
+    previous_known: bool = False
+    previous_note: str = ""
     raised: frozenset[str] = frozenset()  # tests that alerted this shoe
     above: frozenset[str] = frozenset()  # bets above the advantage threshold
     last_round: int | None = None
@@ -181,8 +200,11 @@ def fold(state: ProtectionState, events: Iterable[Any]) -> ProtectionState:
     starts = [i for i, ev in enumerate(events) if _tag(ev) == "shoe_started"]
     current = starts[-1] if starts else 0
     for i, ev in enumerate(events):
-        if i < current and _tag(ev) in ("result_confirmed", "round_voided", "shoe_ended"):
-            continue  # a finished shoe: only its cards matter now
+        tag = _tag(ev)
+        if i < current and tag in ("result_confirmed", "round_voided", "shoe_ended"):
+            if tag == "shoe_ended":  # a finished shoe: only its cards (and end) matter now
+                state = replace(state, complete=ev.reason == "cut_card")
+            continue
         state, _ = protect(state, ev)
     return state
 
@@ -220,9 +242,20 @@ def _out(state: ProtectionState, code: str | None) -> ProtectionState:
 
 def _shoe_started(state: ProtectionState, ev: Any) -> tuple[ProtectionState, tuple[Any, ...]]:
     from shoe_controller.game.shuffle_integrity import neighbours_in
+    from shoe_controller.game.shuffle_tracking import ShuffleTest, new_deck_order
 
     state = _store(state)
     previous = state.sequence if state.shoe else state.previous
+    known = bool(state.shoe) and state.complete
+    if known:
+        note = f"shoe {state.shoe}, dealt in full through this shoe"
+    elif not state.shoe:
+        note = "not known: no earlier shoe in this journal"
+    else:
+        note = f"not known in full: shoe {state.shoe} did not end at the cut card"
+    tests = [("new_deck_order", ShuffleTest.start(new_deck_order(ev.decks), ev.decks))]
+    if known:
+        tests.insert(0, ("previous_shoe", ShuffleTest.start(previous, ev.decks)))
     return (
         replace(
             state,
@@ -230,6 +263,11 @@ def _shoe_started(state: ProtectionState, ev: Any) -> tuple[ProtectionState, tup
             shoe=ev.shoe,
             previous=previous,
             previous_neighbours=neighbours_in(previous),
+            weak_tests=tuple(tests),
+            weak_fed=0,
+            complete=False,
+            previous_known=known,
+            previous_note=note,
             sequence=(),
             oriented=(),
             carried=(),
@@ -285,7 +323,8 @@ def _round_over(state: ProtectionState, ev: Any) -> tuple[ProtectionState, tuple
 
 def _shoe_ended(state: ProtectionState, ev: Any) -> tuple[ProtectionState, tuple[Any, ...]]:
     out: list[Any] = []
-    state = _integrity(replace(state, ended=True), ev.rounds or None, out)
+    state = replace(state, ended=True, complete=ev.reason == "cut_card")
+    state = _integrity(state, ev.rounds or None, out)
     return _store(state), tuple(out)
 
 
@@ -426,6 +465,7 @@ def _integrity(state: ProtectionState, round_: int | None, out: list[Any]) -> Pr
                     expected=round(t.mean, 3), sd=round(t.sd, 3), pairs=t.pairs,
                 )
 
+    state = _weak(state, alert)
     state = _fingerprint(state)
     if state.repeat_matches >= cfg.repeat_min_windows:
         alert(
@@ -444,6 +484,31 @@ def _integrity(state: ProtectionState, round_: int | None, out: list[Any]) -> Pr
                 )
                 break
     return replace(state, raised=frozenset(raised))
+
+
+def _weak(state: ProtectionState, alert: Any) -> ProtectionState:
+    """Feed the cards that left the shoe since the last look to the ``shuffle_weak``
+    tests (per card: ``game.shuffle_tracking``) and alert on a test at its threshold."""
+    if not state.weak_tests or state.weak_fed >= len(state.sequence):
+        return state
+    import math
+
+    threshold = state.config.shuffle_weak_threshold
+    new = state.sequence[state.weak_fed:]
+    tests = []
+    for name, test in state.weak_tests:
+        test = test.feed(new)
+        tests.append((name, test))
+        if test.peak >= threshold:
+            alert(
+                f"shuffle_weak_{name}", "shuffle_weak", reference=name,
+                statistic=round(test.peak, 2), threshold=threshold,
+                false_alarm_bound=float(f"{math.exp(-threshold):.2g}"),
+                cards_seen=test.cards, unread=test.unread,
+                previous_shoe_known=state.previous_known, previous_shoe=state.previous_note,
+                **test.evidence(),
+            )
+    return replace(state, weak_tests=tuple(tests), weak_fed=len(state.sequence))
 
 
 def _ignore(state: ProtectionState, ev: Any) -> tuple[ProtectionState, tuple[Any, ...]]:

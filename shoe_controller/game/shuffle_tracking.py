@@ -1,0 +1,373 @@
+"""Was the new shoe shuffled *away from the old order*? A shuffle tracker's test.
+
+A shuffle tracker follows clumps of cards from the discard tray into the next shoe. That
+only pays when the shuffle leaves the old order partly intact, and riffles do: a riffle
+cuts the deck in two and interleaves the halves, so each half keeps its order. After
+``k`` riffles the deck is an interleaving of at most ``2**k`` *threads*, each a run of
+consecutive cards of the old order read in order (Bayer and Diaconis's rising
+sequences: ``k`` riffles leave at most ``2**k``, a random order about half the card
+count). A strip (packets run off the top onto the table) reverses the packets, so the
+threads then run backwards through the old order; a cut only rotates the deck.
+
+The test follows those threads as the new shoe is dealt. It keeps, for every position of
+the reference order (the previous shoe as it was dealt, or new-deck order), whether the
+card there has been dealt again. A card whose old neighbour was dealt recently continues
+a thread; the open *fronts* (old positions next to a dealt one and not dealt themselves)
+are where the next card of a weak shuffle comes from. Before each card is seen the test
+predicts its code twice:
+
+- ``P0(c) = (decks - seen(c)) / (cards not yet seen)``: exactly the fair shuffle's
+  probability (every order of the cards equally likely; unread cards do not count);
+- ``P1(c)``: the share of the open fronts whose old position holds a ``c``, mixed with
+  ``P0`` (``lambda * P1 + (1 - lambda) * P0``).
+
+The statistic is the log of the product of ``(lambda P1 + (1 - lambda) P0) / P0`` over the
+cards seen, averaged over a few mixtures and tracking modes (threads forward, backward,
+or either, learnt from the cards). Whatever the tracker believes, under a fair shuffle
+that product is a non-negative martingale with mean 1 (each factor has mean 1 under
+``P0``), so by Ville's inequality the chance that it *ever* reaches ``e**T`` in a shoe,
+looked at after every card or every round, is at most ``e**-T``. That is what makes the
+threshold honest over repeated looks: the alert needs no correction for how often it is
+evaluated, and ``bench/integrity.py`` measures how far below the bound fair shoes stay.
+
+Identical cards (eight copies of each code in eight decks). Which old copy a new card is
+could be chosen to make the shoe look as fair as possible, e.g. the matching with the
+most rising sequences. That choice makes *every* shoe look fair: a random matching of
+identical cards already gives about half the card count of rising sequences, so a
+"least suspicious matching" statistic cannot tell four riffles from a fair shuffle (we
+measured it: see docs/game.md). What favours the fair hypothesis here is the
+*evidence*: a card is credited only with the probability, summed over all its copies,
+that some open front holds its code, and that is compared with exactly how often a
+random card would do the same (``P0``): a coincidence of identical cards is counted as
+the fair shuffle's. The copy a card is then placed at (the one next to a dealt card;
+a card that continues no front stays unplaced and is placed later when a neighbour of
+one of its copies is dealt) only shapes the prediction for *later* cards, never the
+evidence of the card itself, so no choice of matching can raise the statistic of a fair
+shoe above the Ville bound.
+
+Burned cards and the cards after the cut card count like any other: every card that
+leaves the shoe is seen, in order. Pure functions and small values only; the tracker
+advances on a copy, so a state handed out is never changed.
+
+>>> import random
+>>> old = [c.code for c in ALL_CARDS for _ in range(8)]
+>>> random.Random(1).shuffle(old)
+>>> new = old[150:] + old[:150]        # the old shoe, only cut
+>>> test = ShuffleTest.start(old, decks=8).feed(new[:60])
+>>> test.statistic > 30, test.cards
+(True, 60)
+>>> fair = list(old)
+>>> random.Random(2).shuffle(fair)
+>>> ShuffleTest.start(old, decks=8).feed(fair[:60]).statistic < 5
+True
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Final
+
+from shoe_controller.game.cards import ALL_CARDS
+
+__all__ = [
+    "LAMBDAS",
+    "MODES",
+    "ShuffleTest",
+    "estimated_riffles",
+    "new_deck_order",
+]
+
+_INDEX: Final[dict[str, int]] = {c.code: c.index for c in ALL_CARDS}
+
+#: Mixture weights of the thread prediction (one martingale each, averaged).
+LAMBDAS: Final = (0.05, 0.1, 0.2, 0.4, 0.7)
+#: Tracking modes: threads forward through the old order, backward (after a strip), or
+#: either (the direction learnt from the cards).
+MODES: Final = ("forward", "backward", "either")
+#: A card continues a front when its best support is at least this share of one
+#: front per free copy; weaker support (a coincidence with a card not yet placed) leaves
+#: it unplaced.
+START_BIAS: Final = 0.05
+#: How far a newly placed card pulls unplaced cards of its old neighbours into place.
+CASCADE: Final = 3
+
+
+def new_deck_order(decks: int) -> list[str]:
+    """``decks`` new decks one after the other, each in sorted order (the fallback
+    reference when the previous shoe's order is not known).
+
+    >>> new_deck_order(2)[:3], len(new_deck_order(2))
+    (['AS', '2S', '3S'], 104)
+    """
+    return [c.code for _ in range(decks) for c in ALL_CARDS]
+
+
+class _Tracker:
+    """One tracking mode against one reference: mutable, private; copied to advance."""
+
+    __slots__ = (
+        "adjacent",
+        "bc",
+        "clump",
+        "code",
+        "copies",
+        "fc",
+        "free",
+        "last",
+        "links",
+        "logm",
+        "longest_clump",
+        "mode",
+        "placed",
+        "sb",
+        "sf",
+        "starts",
+        "unplaced",
+        "wb",
+        "wf",
+    )
+
+    def __init__(self, code: list[int], copies: tuple[tuple[int, ...], ...], mode: str
+                 ) -> None:
+        self.code = code  # old codes (index 0..51, -1 unknown), one sentinel each end
+        self.copies = copies  # code -> old positions holding it
+        self.mode = mode
+        self.placed = bytearray(len(code))
+        self.free = [len(p) for p in copies]  # copies of each code not placed yet
+        self.unplaced = [0] * 52  # dealt cards of each code not placed yet
+        self.wf = [0] * 52  # free copies of c whose old predecessor is placed
+        self.wb = [0] * 52  # ... whose old successor is placed
+        self.sf = 0
+        self.sb = 0
+        self.fc = 1.0  # forward / backward continuations seen (either mode)
+        self.bc = 1.0
+        self.logm = [0.0] * len(LAMBDAS)
+        self.starts = 0  # cards that continued no front: rising sequences begun
+        self.links = 0  # cards placed next to a dealt card
+        self.adjacent = 0  # consecutive new cards that were old neighbours
+        self.clump = 1
+        self.longest_clump = 0
+        self.last = -1  # old position of the previous new card (-1: not placed)
+
+    def copy(self) -> _Tracker:
+        new = _Tracker.__new__(_Tracker)
+        new.code, new.copies, new.mode = self.code, self.copies, self.mode
+        new.placed = bytearray(self.placed)
+        new.free, new.unplaced = list(self.free), list(self.unplaced)
+        new.wf, new.wb, new.logm = list(self.wf), list(self.wb), list(self.logm)
+        new.sf, new.sb, new.fc, new.bc = self.sf, self.sb, self.fc, self.bc
+        new.starts, new.links, new.adjacent = self.starts, self.links, self.adjacent
+        new.clump, new.longest_clump, new.last = self.clump, self.longest_clump, self.last
+        return new
+
+    def weights(self) -> tuple[float, float]:
+        if self.mode == "forward":
+            return 1.0, 0.0
+        if self.mode == "backward":
+            return 0.0, 1.0
+        total = self.fc + self.bc
+        return self.fc / total, self.bc / total
+
+    def predict(self, c: int, p0: float) -> None:
+        """Fold the factor of a card of code ``c`` (fair probability ``p0``)."""
+        af, ab = self.weights()
+        total = af * self.sf + ab * self.sb
+        p1 = (af * self.wf[c] + ab * self.wb[c]) / total if total > 0 else p0
+        ratio = p1 / p0
+        logm = self.logm
+        for i, lam in enumerate(LAMBDAS):
+            logm[i] += math.log(lam * ratio + 1.0 - lam)
+
+    def _place(self, q: int) -> None:
+        code, placed = self.code, self.placed
+        c = code[q]
+        f, b = placed[q - 1], placed[q + 1]
+        self.wf[c] -= f
+        self.wb[c] -= b
+        self.sf -= f
+        self.sb -= b
+        placed[q] = 1
+        self.free[c] -= 1
+        p = q + 1
+        cp = code[p]
+        if cp >= 0 and not placed[p]:
+            self.wf[cp] += 1
+            self.sf += 1
+        p = q - 1
+        cp = code[p]
+        if cp >= 0 and not placed[p]:
+            self.wb[cp] += 1
+            self.sb += 1
+
+    def _support(self, r: int) -> float:
+        """How strongly old position ``r`` is known to be dealt: 1 if a card is placed
+        there, else the share of its code's free copies held by unplaced cards."""
+        if self.placed[r]:
+            return 1.0
+        c = self.code[r]
+        if c < 0 or not self.unplaced[c]:
+            return 0.0
+        return self.unplaced[c] / self.free[c]
+
+    def place(self, c: int) -> None:
+        """Place a dealt card of code ``c`` (after its factor was folded)."""
+        af, ab = self.weights()
+        placed = self.placed
+        best, bq, forward = 0.0, -1, True
+        for q in self.copies[c]:
+            if placed[q]:
+                continue
+            sf = af * self._support(q - 1) if af else 0.0
+            sb = ab * self._support(q + 1) if ab else 0.0
+            if sf > best:
+                best, bq, forward = sf, q, True
+            if sb > best:
+                best, bq, forward = sb, q, False
+        free = self.free[c]
+        if bq < 0 or best < START_BIAS / max(free, 1):
+            if free > self.unplaced[c]:
+                self.unplaced[c] += 1
+            self.starts += 1
+            self._clump(-1)
+            return
+        if forward:
+            self.fc += 1
+        else:
+            self.bc += 1
+        self.links += 1
+        self._place(bq)
+        code = self.code
+        for step in (-1, 1):
+            s = bq + step
+            for _ in range(CASCADE):
+                cs = code[s]
+                if placed[s] or cs < 0 or not self.unplaced[cs]:
+                    break
+                self.unplaced[cs] -= 1
+                self._place(s)
+                s += step
+        self._clump(bq)
+
+    def _clump(self, q: int) -> None:
+        if q >= 0 and self.last >= 0 and abs(q - self.last) == 1:
+            self.adjacent += 1
+            self.clump += 1
+        else:
+            self.clump = 1
+        self.longest_clump = max(self.longest_clump, self.clump if q >= 0 else 0)
+        self.last = q
+
+
+def _logmeanexp(values: Iterable[float]) -> float:
+    values = list(values)
+    top = max(values)
+    return top + math.log(sum(math.exp(v - top) for v in values) / len(values))
+
+
+class ShuffleTest:
+    """The test against one reference order, advanced card by card (immutable).
+
+    ``statistic``: the log-likelihood ratio (natural log) of "the threads of a weak
+    shuffle" against "a fair shuffle" for the cards fed so far; ``peak`` its highest value
+    so far (what an alert compares with its threshold).
+    """
+
+    __slots__ = ("_trackers", "cards", "decks", "peak", "seen", "unread")
+
+    def __init__(self, trackers: tuple[_Tracker, ...], decks: int, seen: tuple[int, ...],
+                 cards: int, unread: int, peak: float) -> None:
+        self._trackers = trackers
+        self.decks = decks
+        self.seen = seen  # new shoe: cards of each code seen
+        self.cards = cards  # cards read
+        self.unread = unread
+        self.peak = peak
+
+    @classmethod
+    def start(cls, reference: Sequence[str | None], decks: int) -> ShuffleTest:
+        """A test of a new shoe of ``decks`` decks against ``reference`` (card codes in
+        old order; ``None`` for a card that was not read)."""
+        code = [-1, *(_INDEX[c] if c is not None else -1 for c in reference), -1]
+        copies: list[list[int]] = [[] for _ in range(52)]
+        for q, c in enumerate(code):
+            if c >= 0:
+                copies[c].append(q)
+        frozen = tuple(tuple(p) for p in copies)
+        trackers = tuple(_Tracker(code, frozen, mode) for mode in MODES)
+        return cls(trackers, decks, (0,) * 52, 0, 0, 0.0)
+
+    @property
+    def statistic(self) -> float:
+        return _logmeanexp(v for t in self._trackers for v in t.logm)
+
+    def feed(self, cards: Iterable[str | None]) -> ShuffleTest:
+        """The test after ``cards`` more cards left the shoe (``None``: unread)."""
+        trackers = tuple(t.copy() for t in self._trackers)
+        seen = list(self.seen)
+        n, unread, peak = self.cards, self.unread, self.peak
+        total = 52 * self.decks
+        for code in cards:
+            if code is None:
+                unread += 1
+                continue
+            c = _INDEX[code]
+            left = self.decks - seen[c]
+            if left > 0 and total - n > 0:
+                p0 = left / (total - n)
+                for t in trackers:
+                    t.predict(c, p0)
+                value = _logmeanexp(v for t in trackers for v in t.logm)
+                if value > peak:
+                    peak = value
+            for t in trackers:
+                t.place(c)
+            seen[c] += 1
+            n += 1
+        return ShuffleTest(trackers, self.decks, tuple(seen), n, unread, peak)
+
+    def evidence(self) -> dict[str, object]:
+        """Descriptive figures for an alert: rising sequences begun, cards that continued
+        a thread, consecutive cards that were old neighbours and the longest such clump
+        (of the best-scoring tracking mode), and the estimated number of riffles.
+
+        >>> import random
+        >>> old = new_deck_order(8)
+        >>> t = ShuffleTest.start(old, 8).feed(old[:40])
+        >>> e = t.evidence()
+        >>> e["rising_sequences"], e["old_neighbours_adjacent"], e["estimated_riffles"]
+        (1, 38, 0.0)
+        """
+        best = max(self._trackers, key=lambda t: _logmeanexp(t.logm))
+        return {
+            "mode": best.mode,
+            "rising_sequences": best.starts,
+            "continued": best.links,
+            "old_neighbours_adjacent": best.adjacent,
+            "longest_clump": best.longest_clump,
+            "estimated_riffles": estimated_riffles(best.starts, self.cards),
+        }
+
+
+def estimated_riffles(threads: int, cards: int) -> float | None:
+    """Riffles ``k`` whose ``2**k`` threads would show ``threads`` distinct threads among
+    ``cards`` cards (a thread of an ``a``-riffle shows up with probability
+    ``1 - (1 - 1/a)**cards``); ``None`` when that many threads mean no riffle structure
+    is left (half the cards or more, as in a fair shuffle). Rounded to 0.1.
+
+    >>> estimated_riffles(16, 400), estimated_riffles(1, 50), estimated_riffles(200, 400)
+    (4.0, 0.0, None)
+    """
+    if cards <= 0 or threads <= 1:
+        return 0.0
+    if threads * 2 >= cards:
+        return None
+    lo, hi = 1.0, 1e6  # a: packets
+    for _ in range(100):
+        mid = math.sqrt(lo * hi)
+        seen = mid * (1 - (1 - 1 / mid) ** cards) if mid > 1 else 1.0
+        if seen < threads:
+            lo = mid
+        else:
+            hi = mid
+    return round(math.log2(lo), 1)
