@@ -1,7 +1,11 @@
 """False-alarm and detection rates of the shuffle-integrity and edge-sorting tests.
 
     .venv/bin/python bench/integrity.py                 # ~1,000 fair shoes: a few minutes
-    .venv/bin/python bench/integrity.py --shoes 10000   # the full measurement (~30 min)
+    nice -n 10 .venv/bin/python bench/integrity.py --shoes 10000 --weak 300 --workers 2
+                                                        # the full measurement
+
+``--workers N`` (at most 2 on the shared build machine) runs the fair shoes and the weak
+shuffles in N processes; every figure is the same as with one (seeded per task).
 
 Fair shoes: seeded random 8-deck shoes, dealt round by round by the tableau (burn by the
 first card, cut card 16 cards from the end), each card's orientation independent of its
@@ -13,11 +17,22 @@ against *every* earlier fair shoe of the run (a larger history than the default 
 
 Stacked shoes: several kinds of unshuffled, lightly shuffled, reused and edge-sorted
 shoes; prints how many were detected and the median round of the first alert.
+
+Weak shuffles (``--weak N`` shoes of each kind): a fair shoe is dealt, its cards go to the
+discard tray in dealt order (or, "collected by hand", each round's cards Player's hand
+then Banker's or the other way round, chosen per round), the cards never dealt go on
+top, and the new shoe is that stack given ``k`` Gilbert-Shannon-Reeds riffles of the
+whole shoe, a strip (packets of 5-15 cards run off into a pile, reversing their order)
+and a cut (anywhere in the middle half). Prints how many shoes the ``shuffle_weak`` test
+caught (and any shuffle test), and the round of the first alert (median, 90th
+percentile), for k = 4..8; and new decks given 4-6 riffles (against new-deck order).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+import multiprocessing
 import random
 import statistics
 import time
@@ -105,17 +120,82 @@ def riffle(cards: list[str], rng: random.Random) -> list[str]:
     return out
 
 
-def fair_run(shoes: int, seed: int) -> None:
+def gsr(cards: list[str], rng: random.Random) -> list[str]:
+    """One Gilbert-Shannon-Reeds riffle: a binomial cut, then each card dropped from a
+    half with probability proportional to the cards left in it."""
+    cut_at = sum(rng.random() < 0.5 for _ in cards)
+    left, right = cards[:cut_at], cards[cut_at:]
+    out: list[str] = []
+    i = j = 0
+    while i < len(left) or j < len(right):
+        if rng.random() * (len(left) - i + len(right) - j) < len(left) - i:
+            out.append(left[i])
+            i += 1
+        else:
+            out.append(right[j])
+            j += 1
+    return out
+
+
+def strip(cards: list[str], rng: random.Random, low: int = 5, high: int = 15) -> list[str]:
+    """Packets of ``low``-``high`` cards run off the top into a pile: their order reverses."""
+    out: list[str] = []
+    i = 0
+    while i < len(cards):
+        k = rng.randint(low, high)
+        out = cards[i : i + k] + out
+        i += k
+    return out
+
+
+def cut(cards: list[str], rng: random.Random) -> list[str]:
+    k = rng.randint(len(cards) // 4, 3 * len(cards) // 4)
+    return cards[k:] + cards[:k]
+
+
+def weakly_shuffled(stack: list[str], riffles: int, rng: random.Random) -> list[str]:
+    cards = list(stack)
+    for _ in range(riffles):
+        cards = gsr(cards, rng)
+    return cut(strip(cards, rng), rng)
+
+
+def discard_stack(cards: list[str], events: list[Any], by_hand: bool, rng: random.Random
+                  ) -> list[str]:
+    """The tray after a shoe dealt from ``cards``: every card that left the shoe in the
+    order dealt (``by_hand``: each round's cards Player's hand then Banker's, or Banker's
+    then Player's, chosen per round), then the cards never dealt."""
+    out: list[str] = []
+    hands: dict[str, list[str]] = {"player": [], "banker": []}
+    for ev in events:
+        if isinstance(ev, BurnIndicator | CardBurned):
+            out.append(ev.card)
+        elif isinstance(ev, CardDealt):
+            if by_hand:
+                hands[ev.hand].append(ev.card)
+            else:
+                out.append(ev.card)
+        elif isinstance(ev, ResultConfirmed) and by_hand:
+            first, second = ("player", "banker") if rng.random() < 0.5 else ("banker", "player")
+            out += hands[first] + hands[second]
+            hands = {"player": [], "banker": []}
+    return out + cards[len(out):]
+
+
+def _fair_chunk(task: tuple[int, int, int]) -> dict[str, Any]:
+    """Fair shoes ``first``..``first + count - 1`` (one chain: each shoe's previous is the
+    one before it), seeded by ``seed``."""
+    first, count, seed = task
     rng = random.Random(seed)
     state = initial_state(Rules(), CONFIG, salt=b"bench")
-    history: dict[int, int] = {}  # fingerprint -> shoe, every earlier shoe
     alarms: Counter[str] = Counter()
-    alarmed_shoes = 0
+    alarmed: list[int] = []
+    fingerprints: list[tuple[int, ...]] = []
     worst: dict[str, float] = {"order_run": 0, "suit_run": 0, "z deck order": 0.0,
-                               "z previous shoe": 0.0, "repeat windows": 0,
-                               "edge p (min)": 1.0}
-    start = time.perf_counter()
-    for shoe in range(1, shoes + 1):
+                               "z previous shoe": 0.0, "weak previous shoe": 0.0,
+                               "weak new-deck order": 0.0, "edge p (min)": 1.0}
+    weak_peaks: list[float] = []
+    for shoe in range(first, first + count):
         cards = fresh_cards()
         rng.shuffle(cards)
         p_down = rng.choice((0.0, 0.02, 0.1, 0.3, 0.5))
@@ -124,17 +204,13 @@ def fair_run(shoes: int, seed: int) -> None:
         def orient(code: str, r: random.Random = orient_rng, p: float = p_down) -> str:
             return "down" if r.random() < p else "up"
 
-        state = replace(state, known=FingerprintSet())  # repeats: measured below
+        state = replace(state, known=FingerprintSet())  # repeats: measured by the caller
         state, found = run_shoe(state, shoe, cards, orient)
-        tests = {a.evidence["test"] for a in found}
-        repeats = sum(1 for fp in state.fingerprints if fp in history)
-        if repeats >= CONFIG.repeat_min_windows:
-            tests.add("repeat")
-        for fp in state.fingerprints:
-            history.setdefault(fp, shoe)
+        tests = {a.evidence["test"] for a in found if a.kind != "advantage"}
         alarms.update(tests)
-        alarmed_shoes += bool(tests)
-        # the end-of-shoe statistics, to show the margin below each threshold
+        if tests:
+            alarmed.append(shoe)
+        fingerprints.append(tuple(state.fingerprints))
         seq = state.sequence
         worst["order_run"] = max(worst["order_run"], si.longest_order_run(seq))
         worst["suit_run"] = max(worst["suit_run"], si.longest_suit_run(seq))
@@ -143,31 +219,157 @@ def fair_run(shoes: int, seed: int) -> None:
         if state.previous_neighbours:
             worst["z previous shoe"] = max(worst["z previous shoe"],
                                            si.adjacency_test(seq, state.previous_neighbours).z)
-        worst["repeat windows"] = max(worst["repeat windows"], repeats)
+        for name, test in state.weak_tests:
+            key = "weak previous shoe" if name == "previous_shoe" else "weak new-deck order"
+            worst[key] = max(worst[key], test.peak)
+            weak_peaks.append(test.peak)
         t = es.edge_sorting_test(state.oriented, CONFIG.edge_sorting_min_expected)
         for p in (t.key_p, t.ranks_p):
             if p is not None:
                 worst["edge p (min)"] = min(worst["edge p (min)"], p)
-        if shoe % 500 == 0:
-            print(f"  ... {shoe} fair shoes, {alarmed_shoes} with an alarm "
+    return {"alarms": alarms, "alarmed": alarmed, "fingerprints": fingerprints,
+            "worst": worst, "weak_peaks": weak_peaks}
+
+
+def fair_run(shoes: int, seed: int, workers: int = 1) -> None:
+    """False alarms in ``shoes`` fair shoes (chains of shoes run in ``workers`` processes;
+    the repeat test is then measured here against every earlier shoe of the run)."""
+    start = time.perf_counter()
+    chunk = 250
+    tasks = [(first, min(chunk, shoes - first + 1), seed * 1_000_003 + first)
+             for first in range(1, shoes + 1, chunk)]
+    alarms: Counter[str] = Counter()
+    alarmed_shoes: set[int] = set()
+    history: set[int] = set()
+    worst: dict[str, float] = {}
+    peaks: list[float] = []
+    repeats_worst = 0
+    done = 0
+    with multiprocessing.Pool(workers) if workers > 1 else _Serial() as pool:
+        for (first, _n, _s), res in zip(tasks, pool.imap(_fair_chunk, tasks), strict=True):
+            alarms.update(res["alarms"])
+            peaks += res["weak_peaks"]
+            for key, value in res["worst"].items():
+                better = min if key.startswith("edge") else max
+                worst[key] = better(worst.get(key, value), value)
+            for i, fps in enumerate(res["fingerprints"]):
+                repeats = sum(1 for fp in fps if fp in history)
+                repeats_worst = max(repeats_worst, repeats)
+                if repeats >= CONFIG.repeat_min_windows:
+                    alarms["repeat"] += 1
+                    alarmed_shoes.add(first + i)
+                history.update(fps)
+            alarmed_shoes.update(res["alarmed"])
+            done += _n
+            print(f"  ... {done} fair shoes, {len(alarmed_shoes)} with an alarm "
                   f"({time.perf_counter() - start:.0f} s)", flush=True)
+    worst["repeat windows"] = repeats_worst
     elapsed = time.perf_counter() - start
-    bound = 3 / shoes if alarmed_shoes == 0 else None
-    print(f"fair shoes: {shoes}, shoes with any false alarm: {alarmed_shoes} "
-          f"(rate {alarmed_shoes / shoes:.2e}"
+    n_alarmed = len(alarmed_shoes)
+    bound = 3 / shoes if n_alarmed == 0 else None
+    print(f"fair shoes: {shoes}, shoes with any false alarm (shuffle or edge test): "
+          f"{n_alarmed} (rate {n_alarmed / shoes:.2e}"
           + (f"; 95% upper bound {bound:.1e})" if bound else ")")
-          + f"   target <= 1e-4   [{elapsed:.0f} s]")
+          + f"   target <= 1e-4   [{elapsed:.0f} s, {workers} worker(s)]")
     for test in ("order_run", "suit_run", "adjacency_deck_order", "adjacency_previous_shoe",
-                 "repeat", "edge_sorting"):
-        print(f"  {test:26s} false alarms {alarms[test]}")
+                 "repeat", "shuffle_weak_previous_shoe", "shuffle_weak_new_deck_order",
+                 "edge_sorting"):
+        print(f"  {test:28s} false alarms {alarms[test]}")
     c = CONFIG
     limits = {"order_run": c.order_run_threshold, "suit_run": c.suit_run_threshold,
               "z deck order": c.adjacency_z, "z previous shoe": c.adjacency_z,
+              "weak previous shoe": c.shuffle_weak_threshold,
+              "weak new-deck order": c.shuffle_weak_threshold,
               "repeat windows": c.repeat_min_windows, "edge p (min)": c.edge_sorting_alpha}
-    print("  worst end-of-shoe statistic over the fair shoes (alert threshold):")
-    for name, value in worst.items():
+    print("  worst statistic over the fair shoes (alert threshold); shuffle_weak: the peak"
+          " over every look of the shoe:")
+    for name in limits:
+        value = worst.get(name, 0)
         shown = f"{value:.2e}" if name.startswith("edge") else f"{value:.2f}"
-        print(f"    {name:18s} {shown:>10s}   ({limits[name]:g})")
+        print(f"    {name:20s} {shown:>10s}   ({limits[name]:g})")
+    if peaks:
+        print("  shuffle_weak null distribution of the per-shoe peak (both orders), against "
+              "Ville's bound exp(-x):")
+        for x in (2, 4, 6, 8, 10):
+            seen = sum(1 for p in peaks if p >= x) / len(peaks)
+            print(f"    P(peak >= {x:2d}) = {seen:.2e}   bound {math.exp(-x):.2e}")
+
+
+class _Serial:
+    """A stand-in for a one-process pool."""
+
+    def __enter__(self) -> _Serial:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    @staticmethod
+    def imap(fn: Callable[[Any], Any], tasks: list[Any]) -> Iterator[Any]:
+        return map(fn, tasks)
+
+
+def _weak_task(task: tuple[str, int, bool, int, int]) -> list[tuple[bool, int | None,
+                                                                     int | None, str]]:
+    """``count`` trials of one weak-shuffle kind: (caught by shuffle_weak, its round, the
+    round of the first shuffle alert of any kind, the reference that fired)."""
+    kind, riffles, by_hand, count, seed = task
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        state = initial_state(Rules(), CONFIG, salt=b"bench")
+        if kind == "previous":
+            previous = fresh_cards()
+            rng.shuffle(previous)
+            events = list(shoe_events(1, previous, lambda c: None))
+            for ev in events:
+                state, _ = protect(state, ev)
+            stack = discard_stack(previous, events, by_hand, rng)
+        else:  # new decks, no shoe before
+            stack = [c.code for _ in range(DECKS) for c in ALL_CARDS]
+        cards = weakly_shuffled(stack, riffles, rng)
+        state, found = run_shoe(state, 2, cards, lambda c: None)
+        shuffle_alerts = [a for a in found if a.kind.startswith("shuffle")]
+        weak = [a for a in shuffle_alerts if a.kind == "shuffle_weak"]
+        out.append((bool(weak), weak[0].round if weak else None,
+                    shuffle_alerts[0].round if shuffle_alerts else None,
+                    weak[0].evidence["reference"] if weak else ""))
+    return out
+
+
+def weak_run(per_kind: int, seed: int, workers: int = 1) -> None:
+    kinds = [("previous", k, False) for k in (4, 5, 6, 7, 8)]
+    kinds += [("previous", k, True) for k in (4, 5, 6, 7, 8)]
+    kinds += [("new", k, False) for k in (4, 5, 6)]
+    chunk = 25
+    tasks = []
+    for n, (kind, k, by_hand) in enumerate(kinds):
+        for first in range(0, per_kind, chunk):
+            tasks.append((kind, k, by_hand, min(chunk, per_kind - first),
+                          seed * 7919 + n * 100_003 + first))
+    start = time.perf_counter()
+    results: dict[tuple[str, int, bool], list[Any]] = {}
+    with multiprocessing.Pool(workers) if workers > 1 else _Serial() as pool:
+        for task, res in zip(tasks, pool.imap(_weak_task, tasks), strict=True):
+            results.setdefault(task[:3], []).extend(res)
+    print(f"weak shuffles ({per_kind} of each kind; GSR riffles of the whole shoe, then a "
+          f"strip of 5-15-card packets and a cut) [{time.perf_counter() - start:.0f} s]:")
+    print("  shoe before -> new shoe                       shuffle_weak caught   round: "
+          "median  90%   any shuffle alert")
+    for kind, k, by_hand in kinds:
+        res = results[(kind, k, by_hand)]
+        caught = [r for r in res if r[0]]
+        rounds = sorted(r[1] for r in caught)
+        anyone = sum(1 for r in res if r[2] is not None)
+        if kind == "previous":
+            name = (f"previous shoe, {'collected by hand' if by_hand else 'dealt order'}, "
+                    f"{k} riffles")
+        else:
+            name = f"new decks, {k} riffles"
+        med = f"{statistics.median(rounds):6.1f}" if rounds else "     -"
+        p90 = f"{rounds[int(0.9 * (len(rounds) - 1))]:4d}" if rounds else "   -"
+        print(f"  {name:45s} {len(caught):4d}/{len(res)} ({len(caught) / len(res):6.1%})"
+              f"   {med} {p90}   {anyone}/{len(res)}")
 
 
 def stacked_run(per_kind: int, seed: int) -> None:
@@ -249,10 +451,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shoes", type=int, default=1000, help="fair shoes (10000: full)")
     parser.add_argument("--stacked", type=int, default=20, help="shoes of each stacked kind")
+    parser.add_argument("--weak", type=int, default=40,
+                        help="shoes of each weak-shuffle kind (300: full)")
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--workers", type=int, default=1, choices=(1, 2),
+                        help="processes (at most 2 on the shared machine)")
     args = parser.parse_args()
-    stacked_run(args.stacked, args.seed)
-    fair_run(args.shoes, args.seed)
+    if args.stacked:
+        stacked_run(args.stacked, args.seed)
+    if args.weak:
+        weak_run(args.weak, args.seed, args.workers)
+    if args.shoes:
+        fair_run(args.shoes, args.seed, args.workers)
 
 
 if __name__ == "__main__":

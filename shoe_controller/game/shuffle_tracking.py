@@ -83,7 +83,8 @@ _INDEX: Final[dict[str, int]] = {c.code: c.index for c in ALL_CARDS}
 #: Mixture weights of the thread prediction (one martingale each, averaged).
 LAMBDAS: Final = (0.05, 0.1, 0.2, 0.4, 0.7)
 #: Tracking modes: threads forward through the old order, backward (after a strip), or
-#: either (the direction learnt from the cards).
+#: either (the direction learnt from the cards); a fourth component, ``_Recent``, needs
+#: no tracking at all.
 MODES: Final = ("forward", "backward", "either")
 #: A card continues a front when its best support is at least this share of one
 #: front per free copy; weaker support (a coincidence with a card not yet placed) leaves
@@ -259,6 +260,75 @@ class _Tracker:
         self.last = q
 
 
+class _Recent:
+    """The component without placement: each card dealt lately predicts the codes of its
+    copies' old neighbours (weighted by how recently it was dealt, three time scales);
+    cruder than following threads, but indifferent to strips and to which copy is which."""
+
+    __slots__ = ("den", "grow", "left", "links", "logm", "scale", "v")
+
+    TAUS: Final = (8.0, 24.0, 64.0)
+
+    def __init__(self, links: tuple[tuple[tuple[int, int], ...], ...], decks: int) -> None:
+        self.links = links  # code -> ((neighbour code, copies next to it), ...)
+        self.grow = tuple(math.exp(1.0 / t) for t in self.TAUS)
+        self.v = [[0.0] * 52 for _ in self.TAUS]  # code -> weight of recent neighbours
+        self.den = [0.0] * len(self.TAUS)  # sum of v[c] * left[c]
+        self.scale = [1.0] * len(self.TAUS)
+        self.left = [decks] * 52
+        self.logm = [0.0] * len(LAMBDAS) * len(self.TAUS)
+
+    @staticmethod
+    def links_of(code: list[int]) -> tuple[tuple[tuple[int, int], ...], ...]:
+        out: list[dict[int, int]] = [{} for _ in range(52)]
+        for q in range(1, len(code) - 1):
+            a = code[q]
+            if a < 0:
+                continue
+            for r in (q - 1, q + 1):
+                b = code[r]
+                if b >= 0:
+                    out[a][b] = out[a].get(b, 0) + 1
+        return tuple(tuple(d.items()) for d in out)
+
+    def copy(self) -> _Recent:
+        new = _Recent.__new__(_Recent)
+        new.links, new.grow = self.links, self.grow
+        new.v = [list(v) for v in self.v]
+        new.den, new.scale = list(self.den), list(self.scale)
+        new.left, new.logm = list(self.left), list(self.logm)
+        return new
+
+    def predict(self, c: int, p0: float) -> None:
+        left = self.left[c]
+        j = 0
+        for v, den in zip(self.v, self.den, strict=True):
+            ratio = v[c] * left / den / p0 if den > 0 else 1.0
+            for lam in LAMBDAS:
+                self.logm[j] += math.log(lam * ratio + 1.0 - lam)
+                j += 1
+
+    def place(self, c: int) -> None:
+        if self.left[c] > 0:
+            self.left[c] -= 1
+            for i, v in enumerate(self.v):
+                self.den[i] -= v[c]
+        left = self.left
+        for i, v in enumerate(self.v):
+            s = self.scale[i] * self.grow[i]
+            d = 0.0
+            for b, w in self.links[c]:
+                v[b] += w * s
+                d += w * s * left[b]
+            if s > 1e200:  # renormalise (ratios are unchanged)
+                self.v[i] = [x / s for x in v]
+                self.den[i] = (self.den[i] + d) / s
+                self.scale[i] = 1.0
+            else:
+                self.den[i] += d
+                self.scale[i] = s
+
+
 def _logmeanexp(values: Iterable[float]) -> float:
     values = list(values)
     top = max(values)
@@ -275,7 +345,7 @@ class ShuffleTest:
 
     __slots__ = ("_trackers", "cards", "decks", "peak", "seen", "unread")
 
-    def __init__(self, trackers: tuple[_Tracker, ...], decks: int, seen: tuple[int, ...],
+    def __init__(self, trackers: tuple[_Tracker | _Recent, ...], decks: int, seen: tuple[int, ...],
                  cards: int, unread: int, peak: float) -> None:
         self._trackers = trackers
         self.decks = decks
@@ -294,7 +364,10 @@ class ShuffleTest:
             if c >= 0:
                 copies[c].append(q)
         frozen = tuple(tuple(p) for p in copies)
-        trackers = tuple(_Tracker(code, frozen, mode) for mode in MODES)
+        trackers: tuple[_Tracker | _Recent, ...] = (
+            *(_Tracker(code, frozen, mode) for mode in MODES),
+            _Recent(_Recent.links_of(code), decks),
+        )
         return cls(trackers, decks, (0,) * 52, 0, 0, 0.0)
 
     @property
@@ -338,7 +411,8 @@ class ShuffleTest:
         >>> e["rising_sequences"], e["old_neighbours_adjacent"], e["estimated_riffles"]
         (1, 38, 0.0)
         """
-        best = max(self._trackers, key=lambda t: _logmeanexp(t.logm))
+        follow = [t for t in self._trackers if isinstance(t, _Tracker)]
+        best = max(follow, key=lambda t: _logmeanexp(t.logm))
         return {
             "mode": best.mode,
             "rising_sequences": best.starts,
