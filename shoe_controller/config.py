@@ -33,6 +33,8 @@ import msgspec
 from shoe_controller.game.rules import BetAvailability, Paytable, Rules
 
 __all__ = [
+    "MAX_CONFIG_BYTES",
+    "MAX_VALUE_CHARS",
     "SECTIONS",
     "Config",
     "ConfigError",
@@ -41,6 +43,7 @@ __all__ = [
     "example_toml",
     "load_config",
     "load_config_text",
+    "read_config_text",
     "reference_markdown",
     "section_types",
 ]
@@ -90,16 +93,48 @@ def section_types() -> dict[str, type | None]:
     return out
 
 
+#: A configuration file larger than this is refused unread (a table's file is a few kB).
+MAX_CONFIG_BYTES: Final = 1024 * 1024
+#: No error message echoes more than this many characters of a value (or a key's name).
+MAX_VALUE_CHARS: Final = 80
+
+
+def clip(text: str, limit: int = MAX_VALUE_CHARS) -> str:
+    """``text`` for an error message: at most ``limit`` characters (then ``...`` and the
+    full length), on one line.
+
+    >>> clip("short")
+    'short'
+    >>> clip("x" * 1000)[75:]
+    'xxxxx... (1000 characters)'
+    """
+    text = text.replace("\r", "\\r").replace("\n", "\\n")
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text)} characters)"
+
+
 class ConfigError(ValueError):
-    """A configuration problem: ``file: [section] key: problem``."""
+    """A configuration problem, as ONE line: ``file: [section] key: problem``.
+
+    Every configuration error of the product is made here (``config check`` prints these
+    lines): the section and key names are clipped to :data:`MAX_VALUE_CHARS`, the whole
+    line holds no newline, and values quoted in ``problem`` come through :func:`clip`.
+
+    >>> str(ConfigError("t.toml", "expected an integer", "rules", "decks"))
+    't.toml: [rules] decks: expected an integer'
+    """
 
     def __init__(self, file: str, problem: str, section: str | None = None,
                  key: str | None = None) -> None:
-        self.file, self.section, self.key, self.problem = file, section, key, problem
+        section = clip(section) if section is not None else None
+        key = clip(key) if key is not None else None
+        self.file, self.section, self.key = file, section, key
+        self.problem = " ".join(problem.split())  # one line, whatever a parser said
         where = f"[{section}]" if section else ""
         if key:
             where += f" {key}"
-        super().__init__(f"{file}: {where + ': ' if where else ''}{problem}")
+        super().__init__(f"{file}: {where + ': ' if where else ''}{self.problem}")
 
 
 @dataclass(frozen=True)
@@ -219,14 +254,84 @@ def _lookup(raw: Any, path: list[str]) -> Any:
 
 
 def _got(value: Any) -> str:
+    """A value as an error message quotes it: never more than MAX_VALUE_CHARS of it.
+
+    >>> _got(10 ** 200)
+    'an integer of 201 digits'
+    >>> _got("ab" * 100)[:20], len(_got("ab" * 100)) < 120
+    ("'abababababababababa", True)
+    """
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dict):
         return "a table"
+    if isinstance(value, int) and abs(value) >= 10 ** 30:
+        return f"an integer of {_digits(value)} digits"
     if isinstance(value, list):
+        if _depth(value, 4) >= 4:
+            return "a list"
         text = repr(value)
         return text if len(text) <= 60 else "a list"
-    return repr(value)
+    return clip(repr(value))
+
+
+def _digits(value: int) -> int:
+    """Decimal digits of ``value`` without converting it to text (which Python refuses
+    beyond 4300 digits)."""
+    n = max(1, int(abs(value).bit_length() * 0.30102999566398))
+    while 10 ** n <= abs(value):
+        n += 1
+    while n > 1 and 10 ** (n - 1) > abs(value):
+        n -= 1
+    return n
+
+
+def _depth(value: Any, stop: int) -> int:
+    """How deeply tables and lists nest in ``value`` (a scalar: 0), counted without
+    recursion, up to ``stop`` (then ``stop``)."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict | list):
+            d += 1
+            if d >= stop:
+                return stop
+            deepest = max(deepest, d)
+            stack.extend((x, d) for x in (v.values() if isinstance(v, dict) else v))
+    return deepest
+
+
+def schema_depth() -> int:
+    """How deeply the configuration's schema nests tables and lists (the file's root
+    table counts one, each section another): deeper input is refused unread.
+
+    >>> schema_depth() >= 3
+    True
+    """
+    mi = msgspec.inspect
+
+    def depth(t: Any, seen: tuple[type, ...]) -> int:
+        if isinstance(t, mi.UnionType):
+            return max((depth(x, seen) for x in t.types), default=0)
+        if isinstance(t, mi.StructType):
+            if t.cls in seen:
+                return 1
+            return 1 + max((depth(f.type, (*seen, t.cls)) for f in t.fields), default=0)
+        if isinstance(t, mi.DictType):
+            return 1 + depth(t.value_type, seen)
+        if isinstance(t, mi.ListType | mi.VarTupleType | mi.SetType | mi.FrozenSetType):
+            return 1 + depth(t.item_type, seen)
+        if isinstance(t, mi.TupleType):
+            return 1 + max((depth(x, seen) for x in t.item_types), default=0)
+        if isinstance(t, mi.AnyType):
+            return 1  # a free-form section: one table of values
+        return 0
+
+    deepest = 1
+    for struct in section_types().values():
+        if struct is not None:
+            deepest = max(deepest, depth(mi.type_info(struct), ()))
+    return 1 + deepest
 
 
 _AT: Final = re.compile(r"^(?P<msg>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
@@ -324,11 +429,153 @@ def _convert_all(file: str, section: str, struct: type, raw: Any,
     return None
 
 
-def _load(text: str, file: str, errors: list[ConfigError], first_only: bool) -> Config | None:
+def _parse(text: str, file: str) -> dict[str, Any]:
+    """The TOML of a configuration file, or ONE ConfigError: too large, nested more
+    deeply than the schema, not TOML (a parser's RecursionError or its refusal of a
+    100,000-digit integer included: never a traceback)."""
+    size = len(text.encode("utf-8", "surrogatepass")) if len(text) > MAX_CONFIG_BYTES // 4 \
+        else len(text)
+    if size > MAX_CONFIG_BYTES:
+        raise ConfigError(file, f"{size} bytes: larger than the {MAX_CONFIG_BYTES} bytes "
+                                "(1 MiB) a configuration file may be")
+    limit = schema_depth()
+    found = _scan(text, limit)
+    if found is not None:
+        what, section, key = found
+        if what == "digits":
+            raise ConfigError(file, f"a number of more than {_MAX_DIGITS} digits: no "
+                                    "setting takes one", section, key)
+        raise ConfigError(file, f"nested more deeply than any setting ({limit} levels "
+                                "of tables and lists at most)", section, key)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        errors.append(ConfigError(file, f"not valid TOML: {exc}"))
+        raise ConfigError(file, f"not valid TOML: {clip(str(exc), 200)}") from None
+    except RecursionError:
+        raise ConfigError(file, f"nested more deeply than any setting ({limit} levels of "
+                                "tables and lists at most)") from None
+    except ValueError as exc:  # e.g. "Exceeds the limit (4300 digits) for integer ..."
+        raise ConfigError(file, f"not valid TOML: {clip(str(exc), 120)}") from None
+    if _depth(data, limit + 1) > limit:
+        section = next((s for s, v in data.items() if _depth(v, limit) >= limit), None)
+        raise ConfigError(file, f"nested more deeply than any setting ({limit} levels of "
+                                "tables and lists at most)", section)
+    return data
+
+
+#: The longest run of digits a value may have (the parser refuses over 4300, slowly).
+_MAX_DIGITS: Final = 100
+
+
+def _scan(text: str, limit: int) -> tuple[str, str | None, str | None] | None:
+    """What the parser must never see, found by scanning the text (the parser recurses
+    once per nesting level, is quadratic in a header's dotted parts, and converts a digit
+    string of any length): ``("depth", section, key)`` where tables, dotted names or
+    inline arrays nest beyond ``limit``, ``("digits", section, key)`` for a number of
+    more than :data:`_MAX_DIGITS` digits; None when neither. Strings and comments are
+    skipped (only roughly: the parser has the last word on what is valid).
+
+    >>> _scan("[rules]\\ndecks = [[[[[[8]]]]]]\\n", 5)
+    ('depth', 'rules', 'decks')
+    >>> _scan("[a.b.c.d.e.f]\\n", 5), _scan("[rules]\\ndecks = 8\\n", 5)
+    (('depth', 'a', None), None)
+    """
+    inline = max(1, limit - 2)
+    depth, section, key = 0, None, None
+    header_parts = 1
+    digits = 0
+    i, n = 0, len(text)
+    line_start = True
+    while i < n:
+        c = text[i]
+        if c.isdigit():
+            digits += 1
+            if digits > _MAX_DIGITS:
+                return "digits", section, key
+            i += 1
+            line_start = False
+            continue
+        digits = 0
+        if c == "\n":
+            line_start = True
+            i += 1
+            continue
+        if c in " \t\r":
+            i += 1
+            continue
+        if c == "#":
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        if c in "\"'":
+            quote = text[i:i + 3] if text[i:i + 3] in ('"""', "'''") else c
+            j = i + len(quote)
+            while j < n:
+                if quote[0] == '"' and text[j] == "\\":
+                    j += 2
+                    continue
+                if text.startswith(quote, j):
+                    break
+                if len(quote) == 1 and text[j] == "\n":
+                    break
+                j += 1
+            i = j + len(quote)
+            line_start = False
+            continue
+        if line_start and depth == 0:
+            line_start = False
+            if c == "[":
+                end = text.find("\n", i)
+                header = text[i:n if end < 0 else end].strip("[] \t\r")
+                section, key = header.split(".")[0].strip().strip("\"'") or None, None
+                header_parts = header.count(".") + 1
+                if header_parts > limit - 1:
+                    return "depth", section, None
+                i = n if end < 0 else end
+                continue
+            m = re.match(r"[^=\n]*", text[i:i + 4096])
+            key = m.group(0).strip() if m else None
+            if key and header_parts + key.count(".") + 1 > limit:
+                return "depth", section, key.split(".")[0]
+            i += len(m.group(0)) if m else 1
+            continue
+        line_start = False
+        if c in "[{":
+            depth += 1
+            if depth > inline:
+                return "depth", section, key
+        elif c in "]}":
+            depth = max(0, depth - 1)
+        i += 1
+    return None
+
+
+def read_config_text(path: str | Path) -> str:
+    """A configuration file's text, read without ever holding more than
+    :data:`MAX_CONFIG_BYTES` (+1) of it: ConfigError when it is larger, not UTF-8 or a
+    directory; FileNotFoundError when it does not exist."""
+    p = Path(path)
+    try:
+        with p.open("rb") as f:
+            raw = f.read(MAX_CONFIG_BYTES + 1)
+            if len(raw) > MAX_CONFIG_BYTES:
+                size = max(p.stat().st_size, len(raw))
+                raise ConfigError(str(path), f"{size} bytes: larger than the "
+                                  f"{MAX_CONFIG_BYTES} bytes (1 MiB) a configuration "
+                                  "file may be")
+    except IsADirectoryError:
+        raise ConfigError(str(path), "is a directory, not a file") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(str(path), f"not UTF-8 text ({exc.reason})") from None
+
+
+def _load(text: str, file: str, errors: list[ConfigError], first_only: bool) -> Config | None:
+    try:
+        data = _parse(text, file)
+    except ConfigError as exc:
+        errors.append(exc)
         return None
     types = section_types()
     for section in data:
@@ -387,14 +634,7 @@ def load_config(path: str | Path) -> Config:
 
     Raises FileNotFoundError when the file does not exist.
     """
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(str(path), f"not UTF-8 text ({exc.reason})") from None
-    except IsADirectoryError:
-        raise ConfigError(str(path), "is a directory, not a file") from None
-    return load_config_text(text, str(path))
+    return load_config_text(read_config_text(path), str(path))
 
 
 def config_to_dict(config: Config) -> dict[str, Any]:
@@ -536,7 +776,15 @@ config: table.toml: [gpio] led_tyi: unknown key (known keys: led_player_draws, .
 config: table.toml: [tabel]: unknown section (known sections: table, rules, ...)
 config: table.toml: [camera] roi: expected a list of 4 values (an integer >= 0), got [1, 2]
 config: table.toml: not valid TOML: Invalid value (at line 1, column 5)
+config: table.toml: [rules] decks: nested more deeply than any setting (5 levels ...)
+config: table.toml: 209715200 bytes: larger than the 1048576 bytes (1 MiB) a ...
 ```
+
+Every error is one line (never a traceback), and quotes at most 80 characters of a value
+or a name. A file over 1 MiB is refused unread; so are arrays, inline tables and dotted
+names nested more deeply than the schema and numbers of more than 100 digits (before the
+TOML parser, which would recurse, take quadratic time or convert them, sees them).
+`ConfigError` (`shoe_controller/config.py`) is the one place these lines are formatted.
 
 In Python: `cfg.table.id`, `cfg.rules` (the game `Rules`, with `[paytable]`,
 `[bet_availability]` and `[insurance]` folded in as `cfg.rules.paytable`,

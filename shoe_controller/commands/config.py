@@ -18,9 +18,11 @@ import json
 import sys
 
 from shoe_controller.config import (
+    ConfigError,
     check_config_text,
     config_to_dict,
     example_toml,
+    read_config_text,
     reference_markdown,
     section_types,
 )
@@ -49,21 +51,15 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(reference_markdown() + "\n")
         return 0
     try:
-        with open(args.file, "rb") as f:
-            raw = f.read()
+        text = read_config_text(args.file)  # never more than 1 MiB of it (issue 14)
     except FileNotFoundError:
         print(f"config: {args.file}: no such file", file=sys.stderr)
         return 2
-    except IsADirectoryError:
-        print(f"config: {args.file}: is a directory, not a file", file=sys.stderr)
+    except ConfigError as exc:
+        print(f"config: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
         print(f"config: {args.file}: cannot read it ({exc.strerror})", file=sys.stderr)
-        return 2
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        print(f"config: {args.file}: not UTF-8 text ({exc.reason})", file=sys.stderr)
         return 2
     config, errors = check_config_text(text, args.file)
     problems = [str(e) for e in errors]
