@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("shoe_controller.commands.simulate", "the daemon at a virtual table"),
     "run": ("shoe_controller.commands.run", "the daemon beside a real shoe"),
     "keys": ("shoe_controller.commands.keys", "the device's Ed25519 signing key"),
+    "feed": ("shoe_controller.commands.feed", "verify or follow the signed casino feed"),
     "ctl": ("shoe_controller.commands.ctl", "supervisor actions on the control socket"),
 }
 
