@@ -102,7 +102,7 @@ def test_riffled_previous_order_is_caught_early():
     rng = random.Random(6)
     fired = []
     for _ in range(5):  # three riffles and a cut: eight threads
-        peak, first = peak_after(old[:400], cut(a_shuffle(old, 8, rng), rng)[:400])
+        _peak, first = peak_after(old[:400], cut(a_shuffle(old, 8, rng), rng)[:400])
         assert first is not None
         fired.append(first)
     assert sorted(fired)[2] <= 20  # median within the first 100 cards
@@ -114,7 +114,7 @@ def test_riffled_previous_order_is_caught_early():
 def test_new_deck_order_given_riffles_is_caught():
     rng = random.Random(7)
     for a in (16, 32):  # four and five riffles of new decks
-        peak, first = peak_after(new_deck_order(DECKS), cut(a_shuffle(new_deck_order(DECKS),
+        _peak, first = peak_after(new_deck_order(DECKS), cut(a_shuffle(new_deck_order(DECKS),
                                                                     a, rng), rng)[:400])
         assert first is not None and first <= 40
 
