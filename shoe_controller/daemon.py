@@ -844,8 +844,12 @@ def build_daemon(config: Any, state_dir: str, *, cards: str = "camera",
         from shoe_controller.display.server import serve_config
 
         mqtt = _section(config, "mqtt", MqttConfig)
-        extras.append(serve_config(display, table_id, topic_prefix=mqtt.topic_prefix,
-                                   rules=config.rules, port=port))
+        try:
+            extras.append(serve_config(display, table_id, topic_prefix=mqtt.topic_prefix,
+                                       rules=config.rules, port=port, device_key=key))
+        except ValueError as exc:  # a [display] public key that cannot be read
+            journal.close()
+            raise DaemonError(str(exc)) from None
     return daemon, extras
 
 

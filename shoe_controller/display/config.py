@@ -97,6 +97,12 @@ class DisplayConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     language: str | list[str] = "en"
     #: Seconds each language stays up when ``language`` lists several.
     language_seconds: Annotated[float, msgspec.Meta(ge=2, le=3600)] = 10.0
+    #: Public keys the display state must be signed with: ``ed25519:<base64>`` texts or
+    #: paths of ``signing.pub`` files (docs/mqtt.md). The daemon always adds its own
+    #: device key's public half, so on the Pi this stays empty; list keys here for a page
+    #: server that runs elsewhere, or during a key rotation. No key at all (only with
+    #: ``--unsigned``): the page does not check signatures and says UNSIGNED.
+    public_keys: list[str] = msgspec.field(default_factory=list)
     #: ISO 4217 currency of the table limits ("PHP", "THB", "USD"...); empty: plain numbers.
     currency: str = ""
     #: Table limits, ``[min, max]`` per bet or side bet group (player, banker, tie, pairs,

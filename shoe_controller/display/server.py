@@ -46,7 +46,7 @@ from urllib.parse import urlsplit
 from shoe_controller.display.config import available_languages
 
 __all__ = ["BUNDLE", "DisplayServer", "bundle_present", "content_security_policy",
-           "host_allowed", "page_config", "serve", "serve_config"]
+           "host_allowed", "page_config", "serve", "serve_config", "verify_keys_for"]
 
 log = logging.getLogger(__name__)
 
@@ -407,12 +407,41 @@ def bet_last_rounds(rules: Any) -> dict[str, int]:
     return out
 
 
+def verify_keys_for(specs: Iterable[str], device_key: Any = None) -> dict[str, str]:
+    """key id -> base64 of the raw Ed25519 public key, for the page's signature check:
+    each of ``specs`` (``ed25519:...`` text or a ``signing.pub`` path) and the public
+    half of ``device_key`` (the daemon's :class:`shoe_controller.keys.SigningKey`).
+    Raises ``ValueError`` naming a key that cannot be read.
+
+    >>> from shoe_controller.keys import SigningKey
+    >>> key = SigningKey.generate()
+    >>> verify_keys_for([key.public.text]) == verify_keys_for([], key)
+    True
+    >>> verify_keys_for(["ed25519:nonsense"])
+    Traceback (most recent call last):
+    ...
+    ValueError: [display] public_keys: ...
+    """
+    import base64
+
+    from shoe_controller.keys import KeyFileError, load_public_key
+
+    keys = [device_key.public] if device_key is not None else []
+    for spec in specs:
+        try:
+            keys.append(load_public_key(spec))
+        except KeyFileError as exc:
+            raise ValueError(f"[display] public_keys: {exc}") from None
+    return {k.key_id: base64.b64encode(k.raw).decode() for k in keys}
+
+
 def serve_config(display: Any, table_id: str, *, topic_prefix: str = "shoe",
                  rules: Any = None, port: int | None = None, bind: str | None = None,
-                 broker_ws_url: str | None = None,
-                 verify_keys: Mapping[str, str] | None = None) -> DisplayServer:
+                 broker_ws_url: str | None = None, device_key: Any = None) -> DisplayServer:
     """:func:`serve` from a ``[display]`` section (a ``DisplayConfig``; None: defaults),
-    the table's rules (when side bets close) and overrides.
+    the table's rules (when side bets close), the device's signing key (the page checks
+    the display state against its public half and ``[display] public_keys``) and
+    overrides.
 
     >>> srv = serve_config(None, "T2", port=0)
     >>> srv.host, srv.port > 0
@@ -430,7 +459,7 @@ def serve_config(display: Any, table_id: str, *, topic_prefix: str = "shoe",
         hosts=d.hosts, idle_timeout=d.idle_timeout, language=d.languages(),
         language_seconds=d.language_seconds, currency=d.currency, limits=d.limits,
         bet_last_rounds=bet_last_rounds(rules) if rules is not None else None,
-        verify_keys=verify_keys,
+        verify_keys=verify_keys_for(d.public_keys, device_key),
     )
 
 

@@ -267,7 +267,7 @@ class Simulation:
             self.out(f"simulate: resuming from the journal: {v.events} events, shoe {v.shoe}"
                      f" round {v.round}, {v.shoes_ended} shoe(s) finished")
         if opts.display_port is not None:
-            self._start_display(c["table_id"], mqtt, c["rules"])
+            self._start_display(c["table_id"], mqtt, c["rules"], key)
         daemon.start()
         daemon.install_signals()
         threading.Thread(target=self._watch_broker, args=(host, port), daemon=True).start()
@@ -386,7 +386,8 @@ class Simulation:
             status += ", broker " + ("connected" if pub.connected else "unreachable")
         return Text.assemble(line, "\n", (status, "dim"))
 
-    def _start_display(self, table_id: str, mqtt: Any, rules: Any = None) -> None:
+    def _start_display(self, table_id: str, mqtt: Any, rules: Any = None,
+                       key: Any = None) -> None:
         try:
             from shoe_controller.display.server import serve_config
         except ImportError as exc:
@@ -396,7 +397,7 @@ class Simulation:
         self.display = serve_config(getattr(cfg, "display", None), table_id,
                                     topic_prefix=mqtt.topic_prefix, rules=rules,
                                     port=self.opts.display_port or 0, bind="127.0.0.1",
-                                    broker_ws_url=self.opts.broker_ws)
+                                    broker_ws_url=self.opts.broker_ws, device_key=key)
         port = getattr(self.display, "port", self.opts.display_port)
         self.out(f"simulate: display page on http://127.0.0.1:{port}/")
 

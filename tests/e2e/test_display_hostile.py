@@ -210,3 +210,83 @@ def test_the_csp_blocks_inline_script_even_if_html_got_in(table_feed, chromium) 
         assert any(v.startswith("script-src") for v in violations), violations
     finally:
         page.context.close()
+
+
+class _ForgedId:
+    """A key that signs with its own private half but claims another key's id."""
+
+    def __init__(self, key: SigningKey, claimed: str) -> None:
+        self._key, self.key_id = key, claimed
+
+    def sign(self, data: bytes) -> bytes:
+        return self._key.sign(data)
+
+
+def python_verifies(text: bytes, pinned: SigningKey) -> bool:
+    """The reference check of docs/mqtt.md, in Python: one sig member, the key id pinned,
+    not unsigned, the Ed25519 signature over the text with the member cut out."""
+    found = re.findall(rb'"sig":"([0-9a-f]{128})"', text)
+    if len(found) != 1:
+        return False
+    member = b'"sig":"' + found[0] + b'"'
+    cut = text.replace(member + b",", b"", 1) if member + b"," in text else \
+        text.replace(b"," + member, b"", 1)
+    msg = json.loads(text)
+    return (msg.get("key_id") == pinned.key_id and "unsigned" not in msg
+            and pinned.public.verify(bytes.fromhex(found[0].decode()), cut))
+
+
+def test_a_forged_display_state_is_refused(ws_broker, bundle, chromium) -> None:
+    """The page pins the device's public key from its own server (never the feed) and
+    draws only states whose Ed25519 signature verifies (WebCrypto)."""
+    import base64
+
+    device, other = SigningKey.generate(), SigningKey.generate()
+    srv = serve(0, f"ws://127.0.0.1:{ws_broker.ws_port}", TABLE, bind="127.0.0.1",
+                verify_keys={device.key_id: base64.b64encode(device.public.raw).decode()})
+    client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+    client.connect("127.0.0.1", ws_broker.port)
+    client.loop_start()
+    client.publish(TOPIC_STATUS, json.dumps({"status": "online"}), qos=1,
+                   retain=True).wait_for_publish(5)
+    states = table_states()
+    result, voided = states["result"], states["voided"]
+    good = display_payload(result, device)
+    tampered = good.replace(b'"winner":"' + result["result"]["winner"].encode(),
+                            b'"winner":"tie', 1)
+    assert tampered != good
+    cases = [
+        ("signed by the device", good),
+        ("a result changed after signing", tampered),
+        ("signed by another key", display_payload(voided, other)),
+        ("another key claiming the device's id", display_payload(voided, _ForgedId(
+            other, device.key_id))),
+        ("unsigned", display_payload(voided, None)),
+        ("signature removed", json.dumps({k: v for k, v in json.loads(
+            display_payload(voided, device)).items() if k != "sig"}).encode()),
+        ("signed but malformed", display_payload(replaced(voided, ("round",), PAYLOAD),
+                                                 device)),
+        ("signed by the device, next state", display_payload(voided, device)),
+    ]
+    verdicts = [python_verifies(p, device) and acceptable(json.loads(p)) for _, p in cases]
+    assert verdicts == [True, False, False, False, False, False, False, True]
+    page = open_page(chromium, srv.url, csp=True)
+    try:
+        for (what, payload), expected in zip(cases, verdicts, strict=True):
+            before = counters(page)
+            client.publish(TOPIC_STATE, payload, qos=1, retain=True).wait_for_publish(5)
+            page.wait_for_function(
+                f"() => window.displayFeed.messages + window.displayFeed.refused > "
+                f"{sum(before)}", timeout=15_000)
+            drawn = counters(page)[0] > before[0]
+            assert drawn == expected, what
+            if drawn:
+                assert page.evaluate("() => document.body.dataset.round") == str(
+                    json.loads(payload)["round"]), what
+        assert page.evaluate("() => window.displayFeed.verified") == 3  # incl. malformed
+        assert page.evaluate("() => document.body.dataset.phase") == "voided"
+    finally:
+        page.context.close()
+        client.loop_stop()
+        client.disconnect()
+        srv.close()

@@ -284,6 +284,12 @@ def test_page_follows_the_real_simulate_command(ws_broker, bundle, chromium, tmp
         last_winner = results[max(results)]
         assert page.get_attribute("#result", "data-winner") == last_winner
         assert page.inner_text("#stat-rounds") == str(len(kept))
+        # every state the real daemon published was signed and checked by the page
+        # against the key its own server handed it
+        verified, refused = page.evaluate(
+            "() => [window.displayFeed.verified, window.displayFeed.refused]")
+        assert verified > 0 and refused == 0
+        assert page.evaluate("() => document.body.dataset.signed") == "verified"
         screenshot(page, tmp_path, "display-simulated-shoe")
     finally:
         if sim.poll() is None:

@@ -254,20 +254,26 @@
     need(isArr(s.bets, BET_NAMES.length) && s.bets.every((b) => BET_NAMES.includes(b)), "bets");
   }
 
-  /* ---------- signature (Ed25519 over the bytes docs/mqtt.md names) ---------- */
+  /* ---------- signature (Ed25519 over the bytes docs/mqtt.md names) ----------
+     The state is canonical JSON signed by the device key: the signed bytes are the text
+     received with its single "sig":"<128 hex>" member and the comma after it (or, last,
+     the comma before it) cut out. The public keys come from the page server's
+     /config.json (the daemon's own key, [display] public_keys), never from the feed. */
 
   const keyCache = {};
 
   function b64bytes(text) {
-    const bin = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
+    const bin = atob(text);
     const out = new Uint8Array(bin.length);
     for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
     return out;
   }
 
-  async function publicKey(keyId) {
-    const keys = (window.pageConfig || {}).verify_keys || {};
-    if (!Object.prototype.hasOwnProperty.call(keys, keyId)) return null;
+  function hexBytes(hex) {
+    return Uint8Array.from(hex.match(/../g), (h) => parseInt(h, 16));
+  }
+
+  function publicKey(keys, keyId) {
     if (!keyCache[keyId]) {
       keyCache[keyId] = crypto.subtle.importKey("raw", b64bytes(keys[keyId]), { name: "Ed25519" },
         false, ["verify"]);
@@ -275,27 +281,34 @@
     return keyCache[keyId];
   }
 
-  /* The signed bytes: the state's canonical JSON without `sig` (docs/mqtt.md). The page
-     does not re-serialise: it cuts the `sig` member out of the exact text received. */
-  function signedBytes(text, s) {
-    return window.displaySignedBytes ? window.displaySignedBytes(text, s) : null;
+  function signedText(text) {
+    const m = text.match(/"sig":"([0-9a-f]{128})"/);
+    if (!m || text.indexOf('"sig":"', m.index + 1) !== -1) return null;
+    const end = m.index + m[0].length;
+    const cut = text[end] === "," ? text.slice(0, m.index) + text.slice(end + 1)
+      : text[m.index - 1] === "," ? text.slice(0, m.index - 1) + text.slice(end) : null;
+    return cut === null ? null : { sig: m[1], cut };
   }
 
   async function verify(text, s) {
-    const cfg = window.pageConfig || {};
-    const keys = cfg.verify_keys || {};
-    if (!Object.keys(keys).length) return; // this screen is configured without verification
-    need(isStr(s.sig, 200) && isStr(s.key_id, 128), "unsigned");
-    const key = await publicKey(s.key_id);
-    need(key !== null, `unknown key ${s.key_id.slice(0, 32)}`);
-    const bytes = signedBytes(text, s);
-    need(bytes !== null, "signed bytes");
+    const keys = (window.pageConfig || {}).verify_keys || {};
+    if (!Object.keys(keys).length) { // a page server without keys: only with --unsigned
+      document.body.dataset.signed = "unchecked";
+      return;
+    }
+    need(isObj(s) && s.unsigned === undefined, "unsigned state");
+    need(isStr(s.key_id, 64) && Object.prototype.hasOwnProperty.call(keys, s.key_id), "unknown key_id");
+    const part = signedText(text);
+    need(part !== null && s.sig === part.sig, "no single signature");
     let ok = false;
     try {
-      ok = await crypto.subtle.verify({ name: "Ed25519" }, await key, b64bytes(s.sig), bytes);
+      const key = await publicKey(keys, s.key_id);
+      ok = await crypto.subtle.verify({ name: "Ed25519" }, key, hexBytes(part.sig),
+        new TextEncoder().encode(part.cut));
     } catch (e) { ok = false; }
     need(ok, "bad signature");
     feed.verified += 1;
+    document.body.dataset.signed = "verified";
   }
 
   /* ---------- feed status ---------- */
