@@ -285,7 +285,10 @@ class RoundVoided(DomainEvent, frozen=True, tag="round_voided"):
 
 class IntegrityAlert(DomainEvent, frozen=True, tag="integrity_alert"):
     """Something about the cards is wrong or suspicious. ``kind`` is a short stable
-    string (excess_card, foreign_card, duplicate_cut_card, advantage, ...)."""
+    string: excess_card, foreign_card, duplicate_cut_card (the shoe machine); advantage,
+    shuffle_runs, shuffle_order, shuffle_repeat, shuffle_weak, edge_sorting (the
+    protection projection). ``evidence`` always has ``test``, ``statistic`` and
+    ``threshold`` for the projection's kinds (docs/odds.md, docs/game.md)."""
 
     round: int | None
     kind: str
