@@ -40,6 +40,7 @@ BUILD = ROOT / "build" / "mutation"
 EQUIVALENT = ROOT / "mutation" / "equivalent.txt"
 
 GAME_TESTS = ["tests/test_game_shoe.py", "tests/test_shoe_supervisor_paths.py",
+              "tests/test_shoe_state_reference.py",
               "tests/test_reference_money.py", "tests/test_whole_shoe.py"]
 
 #: name -> (file to mutate, the tests that run against it)
@@ -114,7 +115,14 @@ def _copy_tree(dest: Path) -> None:
     shutil.copytree(ROOT, dest, ignore=ignore, symlinks=True)
 
 
-def _write_config(dest: Path, target: str, tests: list[str]) -> None:
+#: Modules whose functions run at import (round builds its graph from the tableau's
+#: functions; cards, inventory and insurance build their tables): their workers must
+#: import everything afresh with the mutant active. The others only run at call time, so
+#: the worker server may collect the tests once before forking (much faster).
+FRESH_IMPORT = {"tableau", "round", "cards", "inventory", "insurance"}
+
+
+def _write_config(dest: Path, name: str, target: str, tests: list[str]) -> None:
     text = (dest / "pyproject.toml").read_text(encoding="utf-8")
     text = re.sub(r"(?ms)^\[tool\.mutmut\].*?(?=^\[|\Z)", "", text)
     tests_present = [t for t in tests if (dest / t).exists()]
@@ -128,15 +136,21 @@ def _write_config(dest: Path, target: str, tests: list[str]) -> None:
         'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "--no-header", '
         '"--override-ini=addopts=", "-m", "not e2e"]\n'
         "also_copy = [\"firmware_bridge\", \"shoe_controller\", \"calibration\", \"tests\"]\n"
-        "timeout_multiplier = 10.0\n"
-        # each mutant's test process imports the code afresh, with the mutant active: the
-        # game core builds tables and memos at import and per table (round.NEXT,
-        # table_for's Settler); a worker forked after the clean run would inherit the
-        # unmutated ones and report most mutants as survivors
+        # a hang is killed after (the tests' time + 30 s) x 5 of wall time: generous, so a
+        # worker slowed by a loaded machine is not taken for a hang (a timeout counts as
+        # killed, so a tight limit would flatter the score)
+        "timeout_constant = 30.0\n"
+        "timeout_multiplier = 5.0\n"
+        # never fork workers from the process that ran the clean tests: the game core
+        # memoises per table (table_for's Settler), and forked workers would inherit the
+        # unmutated memos and report most mutants of settlement.py as survivors
         'process_isolation = "forkserver"\n'
-        'forkserver_warmup = "import"\n'
-        f"preload_modules_file = {json.dumps(str(ROOT / 'mutation' / 'preload.txt'))}\n"
     )
+    if name in FRESH_IMPORT:
+        text += ('forkserver_warmup = "import"\n'
+                 f"preload_modules_file = {json.dumps(str(ROOT / 'mutation' / 'preload.txt'))}\n")
+    else:
+        text += 'forkserver_warmup = "collect"\n'
     (dest / "pyproject.toml").write_text(text, encoding="utf-8")
 
 
@@ -157,7 +171,7 @@ def run_module(name: str, nice: int, max_children: int, only: list[str] | None =
     target, tests = MODULES[name]
     workdir = BUILD / name
     _copy_tree(workdir)
-    _write_config(workdir, target, tests)
+    _write_config(workdir, name, target, tests)
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)  # mutmut puts its mutants/ first; nothing else may win
     env["PYTHONDONTWRITEBYTECODE"] = "1"
