@@ -89,8 +89,10 @@ class CardDealtSeqs:
 
 
 def daemon_latency(broker: Mosquitto, cards: int, via_serial: bool,
-                   directory: str | None = None, gap: float = 0.05) -> list[float]:
-    """Seconds from a card read to its card_dealt message at a subscriber."""
+                   directory: str | None = None, gap: float = 0.05,
+                   signed: bool = True) -> list[float]:
+    """Seconds from a card read to its card_dealt message at a subscriber (``signed``:
+    with the device's Ed25519 signatures, as on a table; off: --unsigned)."""
     from firmware_bridge.config import SerialConfig
     from firmware_bridge.simulator import DeviceSimulator
     from shoe_controller.daemon_inputs import SerialInput
@@ -101,7 +103,8 @@ def daemon_latency(broker: Mosquitto, cards: int, via_serial: bool,
     rules = Rules(burn="none")  # results confirmed at once: every card is due
     journal = Journal.open(os.path.join(work, "journal.sqlite3"), table_id="BENCH")
     mqtt = MqttConfig(url=broker.url, release="per_card")
-    publisher = Publisher(journal, mqtt, "BENCH", key=SigningKey.generate())
+    publisher = Publisher(journal, mqtt, "BENCH",
+                          key=SigningKey.generate() if signed else None)
     recorder = SubscriberProcess("127.0.0.1", broker.port, publisher.topics.casino_events)
     sim = serial = None
     sources = []
