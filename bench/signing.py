@@ -53,15 +53,21 @@ def envelope_cost(shoes: int, key: SigningKey) -> tuple[list[float], list[float]
     entries = j.append(events)
     added, sign_only = [], []
     for e in entries:
-        t0 = time.perf_counter()
-        casino_payload(e, "BENCH", j.epoch, None)
-        t1 = time.perf_counter()
-        signed = casino_payload(e, "BENCH", j.epoch, key)
-        t2 = time.perf_counter()
-        key.sign(signed)
-        t3 = time.perf_counter()
-        added.append((t2 - t1) - (t1 - t0))
-        sign_only.append(t3 - t2)
+        # the least of 5 tries of each: the CPU cost itself, without the preemptions of
+        # a shared machine (the whole-daemon figures below keep those)
+        plain = signed_t = alone = float("inf")
+        for _ in range(5):
+            t0 = time.perf_counter()
+            casino_payload(e, "BENCH", j.epoch, None)
+            t1 = time.perf_counter()
+            signed = casino_payload(e, "BENCH", j.epoch, key)
+            t2 = time.perf_counter()
+            key.sign(signed)
+            t3 = time.perf_counter()
+            plain, signed_t, alone = min(plain, t1 - t0), min(signed_t, t2 - t1), \
+                min(alone, t3 - t2)
+        added.append(signed_t - plain)
+        sign_only.append(alone)
     j.close()
     return added, sign_only
 
@@ -74,12 +80,15 @@ def display_cost(key: SigningKey) -> list[float]:
 
         state = project(state, event_to_dict(ev))
         payload = to_payload(state)
-        t0 = time.perf_counter()
-        display_payload(payload, None)
-        t1 = time.perf_counter()
-        display_payload(payload, key)
-        t2 = time.perf_counter()
-        out.append((t2 - t1) - (t1 - t0))
+        plain = signed = float("inf")
+        for _ in range(3):
+            t0 = time.perf_counter()
+            display_payload(payload, None)
+            t1 = time.perf_counter()
+            display_payload(payload, key)
+            t2 = time.perf_counter()
+            plain, signed = min(plain, t1 - t0), min(signed, t2 - t1)
+        out.append(signed - plain)
     return out[::5]
 
 
@@ -116,7 +125,7 @@ def main() -> int:
     args = ap.parse_args()
     key = SigningKey.generate()
     added, sign_only = envelope_cost(args.shoes, key)
-    print("1. casino envelope, signing added (signed - unsigned casino_payload):")
+    print("1. casino envelope, signing added (signed - unsigned casino_payload, least of 5):")
     print(f"     {us(added)}")
     print(f"   Ed25519 sign alone on the envelope's bytes: {us(sign_only)}")
     print(f"2. display state (~18 kB), signing added: {us(display_cost(key))}")
@@ -135,8 +144,8 @@ def main() -> int:
     print(f"     unsigned: {lat.fmt(unsigned)}")
     print(f"     floor (one bare journal append with fsync): {lat.fmt(floor)}")
     mean_added = statistics.fmean(added) * 1e3
-    print(f"signing adds {mean_added:.3f} ms per event on average (target < 0.2 ms): "
-          f"{'OK' if mean_added < 0.2 else 'OVER TARGET'}")
+    print(f"signing adds {mean_added:.3f} ms of CPU per event on average (target < 0.2 ms):"
+          f" {'OK' if mean_added < 0.2 else 'OVER TARGET'}")
     return 0
 
 
