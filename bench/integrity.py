@@ -432,6 +432,28 @@ def _riffled_ids(ids: list[int], riffles: int, rng: random.Random) -> list[int]:
     return [int(c) for c in cards]
 
 
+def speed_run(shoes: int, seed: int) -> None:
+    """CPU time of the shuffle_weak test alone: both reference orders, fed round by round
+    (about five cards), as the projection does."""
+    from shoe_controller.game.shuffle_tracking import ShuffleTest, new_deck_order
+
+    rng = random.Random(seed)
+    total_cards = 0
+    start = time.process_time()
+    for _ in range(shoes):
+        old, new = fresh_cards(), fresh_cards()
+        rng.shuffle(old)
+        rng.shuffle(new)
+        tests = [ShuffleTest.start(old[:400], DECKS), ShuffleTest.start(new_deck_order(DECKS),
+                                                                        DECKS)]
+        for i in range(0, 400, 5):
+            tests = [t.feed(new[i : i + 5]) for t in tests]
+        total_cards += 400
+    cpu = time.process_time() - start
+    print(f"shuffle_weak cost: {shoes} shoes of 400 cards, both orders: "
+          f"{cpu / total_cards * 1e6:.0f} us CPU per card, {cpu / shoes * 1e3:.1f} ms per shoe")
+
+
 def stacked_run(per_kind: int, seed: int) -> None:
     rng = random.Random(seed)
 
@@ -513,12 +535,16 @@ def main() -> None:
     parser.add_argument("--stacked", type=int, default=20, help="shoes of each stacked kind")
     parser.add_argument("--weak", type=int, default=40,
                         help="shoes of each weak-shuffle kind (300: full)")
+    parser.add_argument("--speed", type=int, default=0,
+                        help="shoes for the CPU cost of the shuffle_weak test (50)")
     parser.add_argument("--matching", type=int, default=0,
                         help="shoes for the identical-card matching comparison (20)")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--workers", type=int, default=1, choices=(1, 2),
                         help="processes (at most 2 on the shared machine)")
     args = parser.parse_args()
+    if args.speed:
+        speed_run(args.speed, args.seed)
     if args.matching:
         matching_run(args.matching, args.seed)
     if args.stacked:
