@@ -59,6 +59,7 @@ __all__ = [
     "StartRefused",
     "Submit",
     "build_daemon",
+    "device_keyring",
     "journal_path",
     "load_device_key",
     "load_table_config",
@@ -748,10 +749,11 @@ def open_daemon_journal(path: str, table_id: str, mqtt: Any, key: Any | None) ->
     that cannot be reached is logged and the start goes on: the table runs without it).
     :class:`StartRefused` when it must not start."""
     from shoe_controller.journal import JournalError
+    from shoe_controller.keys import trusted_public_keys
     from shoe_controller.publish.head import fetch_retained_head, open_table_journal
     from shoe_controller.publish.topics import Topics
 
-    keys = [key.public] if key is not None else []
+    keys = trusted_public_keys(key) if key is not None else []
     broker_head = None
     if getattr(mqtt, "enabled", False):
         broker_head, what = fetch_retained_head(mqtt, Topics(mqtt.topic_prefix, table_id),
@@ -759,9 +761,47 @@ def open_daemon_journal(path: str, table_id: str, mqtt: Any, key: Any | None) ->
         if broker_head is None:
             log.warning("journal not checked against the broker's retained head: %s", what)
     try:
-        return open_table_journal(path, table_id, key=key, broker_head=broker_head)
+        return open_table_journal(path, table_id, key=key, broker_head=broker_head,
+                                  keys=keys)
     except JournalError as exc:
         raise StartRefused(str(exc)) from None
+
+
+def device_keyring(journal: Journal, key: Any | None, key_path: str) -> Any | None:
+    """The keys that sign this journal's seqs: the current ``key``, and, before each
+    ``key_rotated`` event (``shoe-controller keys rotate``), the retired key kept beside
+    it (``signing.key.<key_id>.old``), so every seq is re-sent and replayed with the key
+    that first signed it. :class:`StartRefused` when ``key`` is not the key the journal's
+    last rotation introduced."""
+    from shoe_controller.keys import KeyFileError, Keyring, load_signing_key, retired_name
+
+    if key is None:
+        return None
+    rotations = journal.of_type("key_rotated")
+    if not rotations:
+        return Keyring([(1, key)])
+    last = rotations[-1].data
+    if last.get("new_key_id") != key.key_id:
+        raise StartRefused(
+            f"signing key {key_path} is {key.key_id}, but the journal's last key_rotated "
+            f"(seq {rotations[-1].seq}) moved to key {last.get('new_key_id')}: put that key "
+            "back as signing.key (see docs/mqtt.md, Key ceremony)")
+    folder = os.path.dirname(key_path)
+    entries: list[tuple[int, Any]] = []
+    first = 1
+    for r in rotations:
+        old_id = str(r.data.get("old_key_id"))
+        try:
+            old = load_signing_key(os.path.join(folder, retired_name(old_id)))
+        except KeyFileError as exc:
+            log.warning("retired key %s: %s; seqs %d-%d are re-signed with the current key "
+                        "(replays of them are no longer byte-identical)", old_id, exc,
+                        first, r.seq)
+            old = key
+        entries.append((first, old))
+        first = r.seq + 1
+    entries.append((first, key))
+    return Keyring(entries)
 
 
 def load_device_key(mqtt: Any, state_dir: str, unsigned: bool) -> Any | None:
@@ -811,7 +851,12 @@ def build_daemon(config: Any, state_dir: str, *, cards: str = "camera",
     mqtt_config = _section(config, "mqtt", MqttConfig)
     key = load_device_key(mqtt_config, state_dir, unsigned)
     journal = open_daemon_journal(path, table_id, mqtt_config, key)
-    publisher = Publisher(journal, mqtt_config, table_id, key=key)
+    try:
+        keyring = device_keyring(journal, key, mqtt_config.signing_key_path(state_dir))
+    except StartRefused:
+        journal.close()
+        raise
+    publisher = Publisher(journal, mqtt_config, table_id, key=keyring)
     analytics = getattr(config, "analytics", None)
     try:
         fingerprints = open_fingerprints(state_dir, analytics)

@@ -70,7 +70,7 @@ __all__ = [
 #: Events of the journal itself (not of the game core): the daemon skips them when it
 #: folds the journal into the shoe. ``journal_started`` is seq 1 of every journal the
 #: daemon creates (docs/journal.md, "Epoch").
-JOURNAL_EVENT_TYPES = frozenset({"journal_started"})
+JOURNAL_EVENT_TYPES = frozenset({"journal_started", "key_rotated"})
 #: ``prev_hash`` of the first event.
 GENESIS = "0" * 64
 #: Bumped when the table layout or the hash definition changes.
@@ -344,6 +344,16 @@ class Journal:
     def entry(self, seq: int) -> JournalEntry | None:
         """The entry ``seq``, or None when the journal does not hold it."""
         return next(iter(self.replay(seq, seq)), None) if seq >= 1 else None
+
+    def of_type(self, type_: str) -> list[JournalEntry]:
+        """Every entry of one type, in order (e.g. the ``key_rotated`` events)."""
+        conn = connect(self.path, readonly=True)
+        try:
+            rows = conn.execute("SELECT seq, time, type, body, prev_hash, hash FROM events "
+                                "WHERE type = ? ORDER BY seq", (type_,)).fetchall()
+        finally:
+            conn.close()
+        return [JournalEntry(*r) for r in rows]
 
     def _check_meta(self, table_id: str | None, readonly: bool) -> None:
         meta = dict(self._conn.execute("SELECT key, value FROM meta").fetchall())

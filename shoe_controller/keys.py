@@ -55,8 +55,10 @@ __all__ = [
     "PRIVATE_NAME",
     "PUBLIC_NAME",
     "KeyFileError",
+    "Keyring",
     "PublicKey",
     "SigningKey",
+    "check_rotation",
     "check_secret_file",
     "ensure_keys",
     "fingerprint",
@@ -64,6 +66,9 @@ __all__ = [
     "load_public_key",
     "load_signing_key",
     "parse_public_key",
+    "retired_name",
+    "rotation_body",
+    "trusted_public_keys",
 ]
 
 PRIVATE_NAME = "signing.key"
@@ -305,3 +310,92 @@ def ensure_keys(state_dir: str) -> SigningKey:
     if not os.path.lexists(path):
         init_keys(state_dir)
     return load_signing_key(path)
+
+
+#: A retired key, kept so that replays of the seqs it signed stay byte-identical:
+#: ``signing.key.<key_id>.old`` (0600) beside ``signing.key``.
+def retired_name(key_id: str) -> str:
+    """>>> retired_name("ab" * 16)
+    'signing.key.abababababababababababababababab.old'
+    """
+    return f"{PRIVATE_NAME}.{key_id}.old"
+
+
+class Keyring:
+    """Which key signs which seq of a journal: ``(first_seq, key)`` pairs, oldest first
+    (a ``key_rotated`` event at seq R is the last seq of the old key; R + 1 is the new
+    key's first). ``current`` signs heads and display states.
+
+    >>> a, b = SigningKey.generate(), SigningKey.generate()
+    >>> ring = Keyring([(1, a), (8, b)])
+    >>> ring.for_seq(7) is a, ring.for_seq(8) is b, ring.current is b
+    (True, True, True)
+    """
+
+    def __init__(self, entries: list[tuple[int, SigningKey]]) -> None:
+        if not entries:
+            raise ValueError("a keyring needs at least one key")
+        self.entries = sorted(entries, key=lambda e: e[0])
+
+    @property
+    def current(self) -> SigningKey:
+        return self.entries[-1][1]
+
+    def for_seq(self, seq: int) -> SigningKey:
+        key = self.entries[0][1]
+        for first, k in self.entries:
+            if first <= seq:
+                key = k
+        return key
+
+
+def rotation_body(old: SigningKey, new: PublicKey, epoch: str, table: str) -> dict[str, object]:
+    """The ``key_rotated`` event: the old key endorses the new one. ``endorsement`` is the
+    old key's Ed25519 signature (hex) over the canonical JSON of the event without
+    ``endorsement``; the envelope carrying it is signed by the old key too.
+
+    >>> k, n = SigningKey.generate(), SigningKey.generate()
+    >>> body = rotation_body(k, n.public, "ab" * 16, "T1")
+    >>> check_rotation(body, k.public) == n.public
+    True
+    """
+    import json
+
+    body: dict[str, object] = {"type": "key_rotated", "epoch": epoch, "table": table,
+                               "old_key_id": old.key_id, "new_key_id": new.key_id,
+                               "new_public_key": new.text}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    body["endorsement"] = old.sign(text.encode()).hex()
+    return body
+
+
+def check_rotation(body: dict[str, object], old: PublicKey) -> PublicKey | None:
+    """The new key a ``key_rotated`` event introduces, if ``old`` endorsed it; else None."""
+    import json
+
+    try:
+        new = parse_public_key(str(body["new_public_key"]))
+        rest = {k: v for k, v in body.items() if k != "endorsement"}
+        text = json.dumps(rest, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        sig = bytes.fromhex(str(body["endorsement"]))
+    except (KeyError, ValueError, KeyFileError):
+        return None
+    if body.get("old_key_id") != old.key_id or body.get("new_key_id") != new.key_id:
+        return None
+    return new if old.verify(sig, text.encode()) else None
+
+
+def trusted_public_keys(key: SigningKey) -> list[PublicKey]:
+    """The device's own public keys: ``key``'s and those of its retired keys beside it
+    (what signed this device's earlier heads)."""
+    out = [key.public]
+    folder = os.path.dirname(key.path) if key.path else ""
+    if not folder or not os.path.isdir(folder):
+        return out
+    for name in sorted(os.listdir(folder)):
+        if name.startswith(PRIVATE_NAME + ".") and name.endswith(".old"):
+            try:
+                out.append(load_signing_key(os.path.join(folder, name)).public)
+            except KeyFileError:
+                continue
+    return out

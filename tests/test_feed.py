@@ -396,3 +396,57 @@ def test_a_new_journal_where_the_old_was_moved_aside_names_what_it_follows(tmp_p
     j.close()
     # and the old journal cannot come back behind its successor's back
     os.rename(tmp_path / "archived.sqlite3", tmp_path / "x.sqlite3")
+
+
+def test_key_rotation_is_announced_in_the_feed_and_keeps_old_seqs_byte_identical(tmp_path):
+    from shoe_controller.daemon import StartRefused, device_keyring
+    from shoe_controller.keys import load_public_key
+
+    state, journal, pub = prepared_state(tmp_path)
+    before = dict(journal._conn.execute(
+        "SELECT seq, payload FROM outbox WHERE seq IS NOT NULL").fetchall())
+    old_pub = load_public_key(str(state / "signing.pub"))
+    last_before = journal.last_seq
+    pub.stop(timeout=0.5)
+    journal.close()
+    tighten(state)
+    r = run_cli("keys", "rotate", "--state-dir", str(state))
+    assert r.returncode == 0, r.stderr
+    new_pub = load_public_key(str(state / "signing.pub"))
+    assert new_pub.key_id != old_pub.key_id and new_pub.key_id in r.stdout
+    assert (state / f"signing.key.{old_pub.key_id}.old").stat().st_mode & 0o777 == 0o600
+    # the daemon starts with the new key and a keyring that still signs old seqs with
+    # the old one
+    key = load_signing_key(str(state / "signing.key"))
+    journal = open_table_journal(str(state / "journal.sqlite3"), "T1", key=key)
+    ring = device_keyring(journal, key, str(state / "signing.key"))
+    pub = Publisher(journal, MqttConfig(url="mqtt://127.0.0.1:9", display_feed=False,
+                                        release="per_card"), "T1", key=ring)
+    pub._ensure_caught_up()  # stages the key_rotated event (signed by the old key)
+    for batch in shoe_batches(8, max_rounds=2):
+        pub.append(batch)
+    pub.publish_head()
+    for seq in (1, 5, last_before):  # a replay of an old seq: the bytes first sent
+        entry = journal.entry(seq)
+        assert casino_payload(entry, "T1", journal.epoch, ring.for_seq(seq)) == before[seq]
+    rotated = journal.entry(last_before + 1)
+    assert rotated.type == "key_rotated"
+    lines = capture(journal)
+    # a consumer that pinned only the old key follows the rotation: all verified
+    report = verify_capture(lines, [old_pub], "T1")
+    assert report.ok, report.summary()
+    env = json.loads(next(ln for ln in lines if b'"key_rotated"' in ln).split(b" ", 1)[1])
+    assert env["key_id"] == old_pub.key_id  # announced under the old key
+    assert json.loads(lines[-2].split(b" ", 1)[1])["key_id"] == new_pub.key_id
+    # an endorsement by anyone else is no rotation: the forger's key is not adopted
+    forged_body = dict(rotated.data)
+    forged_body["new_public_key"] = OTHER.public.text
+    forged_body["new_key_id"] = OTHER.key_id
+    from shoe_controller.keys import check_rotation
+    assert check_rotation(forged_body, old_pub) is None
+    pub.stop(timeout=0.5)
+    # the old key put back as signing.key: refused (the journal moved on)
+    with pytest.raises(StartRefused, match="last key_rotated"):
+        device_keyring(journal, load_signing_key(
+            str(state / f"signing.key.{old_pub.key_id}.old")), str(state / "signing.key"))
+    journal.close()

@@ -334,7 +334,12 @@ class FeedVerifier:
             out += self._find(Finding("fork", "the head names another hash for this seq",
                                       seq, epoch))
         st.events[seq] = (payload, msg)
+        self._rotation(msg)
         return out
+
+    def _rotation(self, msg: dict[str, Any]) -> None:
+        """A verified ``key_rotated``: trust the new key it introduces from now on."""
+        _adopt_rotation(msg, self.keys)
 
     def _head(self, msg: dict[str, Any]) -> list[Finding]:
         epoch, seq = msg["epoch"], msg["seq"]
@@ -392,6 +397,20 @@ class FeedVerifier:
                            "events": len(seqs)})
         return Report(self.table, epochs, self.findings + end, verified, self.duplicates,
                       self.messages)
+
+
+def _adopt_rotation(msg: dict[str, Any], keys: list[Any]) -> None:
+    """(a verified envelope) If it is a ``key_rotated`` endorsed by the key that signed
+    it, add the new key to ``keys``."""
+    if msg.get("type") != "key_rotated":
+        return
+    from shoe_controller.keys import check_rotation
+
+    signer = next((k for k in keys if k.key_id == msg.get("key_id")), None)
+    new = check_rotation(msg["event"], signer.public if hasattr(signer, "public")
+                         else signer) if signer is not None else None
+    if new is not None and all(k.key_id != new.key_id for k in keys):
+        keys.append(new)
 
 
 def _ranges(seqs: Iterable[int]) -> Iterator[tuple[int, int]]:
@@ -607,6 +626,7 @@ class Follower:
                                   epoch))
             return
         self.buffer[seq] = (payload, msg)
+        _adopt_rotation(msg, self.keys)
         self._drain()
 
     def _drain(self) -> None:

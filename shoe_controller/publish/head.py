@@ -186,7 +186,9 @@ def open_table_journal(path: str, table_id: str, *, key: Any | None,
     journal is refused), created with ``journal_started`` only where no journal file
     exists; then checked against the head file and ``broker_head``. JournalError (the
     daemon's exit 2) says what is wrong and what to do."""
-    pinned = list(keys) or ([key.public] if key is not None else [])
+    from shoe_controller.keys import trusted_public_keys
+
+    pinned = list(keys) or (trusted_public_keys(key) if key is not None else [])
     head_file = HeadFile(head_file_path(path))
     file_head = head_file.read(pinned, unsigned=key is None)
     if not os.path.lexists(path):

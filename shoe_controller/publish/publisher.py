@@ -92,7 +92,8 @@ def _item(entry: JournalEntry) -> _Item:
 class Publisher:
     """Durable, thread-safe MQTT publisher of one table's journal.
 
-    ``key``: the device's :class:`shoe_controller.keys.SigningKey`, which signs every
+    ``key``: the device's :class:`shoe_controller.keys.SigningKey` (or a
+    :class:`~shoe_controller.keys.Keyring` after rotations), which signs every
     casino envelope, head and display state; None sends them unsigned (``--unsigned``:
     the caller has said so loudly; every message is marked). ``submit``, ``append``,
     ``pending``, ``held``, ``flush`` may be called from any thread.
@@ -104,6 +105,12 @@ class Publisher:
         self.config = config
         self.table_id = table_id
         self.topics = Topics(config.topic_prefix, table_id)
+        from shoe_controller.keys import Keyring
+
+        keyring = key if isinstance(key, Keyring) else (
+            None if key is None else Keyring([(1, key)]))
+        key = None if keyring is None else keyring.current
+        self._keyring = keyring
         if key is None and config.enabled:
             log.warning("UNSIGNED: no signing key: every casino envelope, head and display "
                         "state goes out with \"sig\": null and \"unsigned\": true; never run "
@@ -123,7 +130,7 @@ class Publisher:
         self.head_sent: bytes | None = None
         from shoe_controller.publish.replay import ReplayServer
 
-        self._replay = ReplayServer(journal, self.topics, self.epoch, key,
+        self._replay = ReplayServer(journal, self.topics, self.epoch, keyring,
                                     head=lambda: self._head[0])
         self._display_on = config.display_feed
         # Staging connection (callers' threads, under _stage_lock). NORMAL sync is enough:
@@ -389,7 +396,7 @@ class Publisher:
             for item in out:
                 e = item.entry
                 messages.append(outbox.Message(
-                    topic, casino_payload(e, self.table_id, self.epoch, self._key),
+                    topic, casino_payload(e, self.table_id, self.epoch, self._key_for(e.seq)),
                     retain=False, seq=e.seq))
             released += out
         return messages, release, released
@@ -467,6 +474,11 @@ class Publisher:
         if text.count(_ROADS_SLOT) != 1:  # the mark in a value: never in practice
             return display_payload(_display_dict(display), key)
         return sign_text(text.replace(_ROADS_SLOT, cached[1]), key, _display_dict(display))
+
+    def _key_for(self, seq: int) -> Any | None:
+        """The key that signs ``seq`` (after a rotation, older seqs keep the old key, so a
+        re-send or replay stays byte-identical)."""
+        return None if self._keyring is None else self._keyring.for_seq(seq)
 
     # -- the head ----------------------------------------------------------------------
 

@@ -89,7 +89,8 @@ def done_payload(epoch: str | None, a: int | None, b: int | None, count: int,
 
 
 class ReplayServer:
-    """Answers replay requests from ``journal`` through ``link`` (an MqttLink);
+    """Answers replay requests from ``journal`` through ``link`` (an MqttLink), signing
+    with ``key`` (a :class:`shoe_controller.keys.Keyring`, or None: unsigned);
     ``head()`` gives the last released seq (nothing beyond it is replayed)."""
 
     def __init__(self, journal: Journal, topics: Topics, epoch: str, key: Any | None,
@@ -158,8 +159,9 @@ class ReplayServer:
         b = min(b, head)
         count, last = 0, None
         for entry in self.journal.replay(a, b):
+            key = None if self.key is None else self.key.for_seq(entry.seq)
             info = self._send(response, casino_payload(entry, self.topics.table, self.epoch,
-                                                       self.key), correlation)
+                                                       key), correlation)
             count += 1
             if count % _PACE == 0:
                 _wait(info)

@@ -272,6 +272,27 @@ def _journal_event_schemas() -> dict[str, dict[str, Any]]:
         },
         "required": ["type", "epoch", "table", "previous"],
         "additionalProperties": False,
+    }, "events/key_rotated.schema.json": {
+        "$schema": DRAFT,
+        "title": "key_rotated",
+        "description": (
+            "The device key changed (`shoe-controller keys rotate`). This event's envelope "
+            "is signed by the old key; every later seq by the new one. endorsement = the old "
+            "key's Ed25519 signature (hex) over the canonical JSON of this event without "
+            "endorsement."),
+        "type": "object",
+        "properties": {
+            "type": {"const": "key_rotated"},
+            "epoch": {"type": "string", "pattern": HEX32},
+            "table": {"type": "string", "minLength": 1},
+            "old_key_id": {"type": "string", "pattern": HEX32},
+            "new_key_id": {"type": "string", "pattern": HEX32},
+            "new_public_key": {"type": "string", "pattern": "^ed25519:[A-Za-z0-9+/]{43}=$"},
+            "endorsement": {"type": "string", "pattern": "^[0-9a-f]{128}$"},
+        },
+        "required": ["type", "epoch", "table", "old_key_id", "new_key_id",
+                     "new_public_key", "endorsement"],
+        "additionalProperties": False,
     }}
 
 

@@ -238,7 +238,14 @@ class Simulation:
 
             self.proxy = CuttableProxy(host, port)
             mqtt = msgspec.structs.replace(mqtt, url=f"mqtt://127.0.0.1:{self.proxy.port}")
-        self.publisher = Publisher(journal, mqtt, c["table_id"], key=key)
+        from shoe_controller.daemon import device_keyring
+
+        try:
+            keyring = device_keyring(journal, key, mqtt.signing_key_path(state_dir))
+        except DaemonError:
+            journal.close()
+            raise
+        self.publisher = Publisher(journal, mqtt, c["table_id"], key=keyring)
         hands_ref: dict[str, Any] = {}
         daemon = Daemon(rules=c["rules"], journal=journal, analytics=c["analytics"],
                         publisher=self.publisher,
