@@ -40,7 +40,7 @@ BUILD = ROOT / "build" / "mutation"
 EQUIVALENT = ROOT / "mutation" / "equivalent.txt"
 
 GAME_TESTS = ["tests/test_game_shoe.py", "tests/test_shoe_supervisor_paths.py",
-              "tests/test_shoe_state_reference.py",
+              "tests/test_shoe_state_reference.py", "tests/test_shoe_events_exact.py",
               "tests/test_reference_money.py", "tests/test_whole_shoe.py"]
 
 #: name -> (file to mutate, the tests that run against it)
@@ -166,12 +166,13 @@ def results(workdir: Path, env: dict[str, str]) -> dict[str, str]:
     return out
 
 
-def run_module(name: str, nice: int, max_children: int, only: list[str] | None = None
-               ) -> dict[str, object]:
+def run_module(name: str, nice: int, max_children: int, only: list[str] | None = None,
+               report_only: bool = False) -> dict[str, object]:
     target, tests = MODULES[name]
     workdir = BUILD / name
-    _copy_tree(workdir)
-    _write_config(workdir, name, target, tests)
+    if not report_only:
+        _copy_tree(workdir)
+        _write_config(workdir, name, target, tests)
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)  # mutmut puts its mutants/ first; nothing else may win
     env["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -181,12 +182,14 @@ def run_module(name: str, nice: int, max_children: int, only: list[str] | None =
     cmd = ["nice", "-n", str(nice), sys.executable, "-m", "mutmut", "run",
            "--max-children", str(max_children), *(only or [])]
     log = workdir / "mutmut-run.log"
-    with log.open("w") as f:
-        proc = subprocess.run(cmd, cwd=workdir, env=env, stdout=f, stderr=subprocess.STDOUT,
-                              check=False)
+    returncode = 0
+    if not report_only:
+        with log.open("w") as f:
+            returncode = subprocess.run(cmd, cwd=workdir, env=env, stdout=f,
+                                        stderr=subprocess.STDOUT, check=False).returncode
     elapsed = time.monotonic() - started
     status = results(workdir, env)
-    if proc.returncode != 0 and not status:
+    if returncode != 0 and not status:
         tail = log.read_text(errors="replace").splitlines()[-20:]
         raise SystemExit(f"mutmut failed on {name} (see {log}):\n" + "\n".join(tail))
     equivalent = load_equivalent()
@@ -194,8 +197,10 @@ def run_module(name: str, nice: int, max_children: int, only: list[str] | None =
     survivors = sorted(m for m, s in status.items() if s == "survived")
     listed = [m for m in survivors if m in equivalent]
     unlisted = [m for m in survivors if m not in equivalent]
-    if only:  # a quick check: just the mutants asked for
-        status = {m: s for m, s in status.items() if s != "not checked"}
+    # mutants not run (a run stopped early, or --only): reported, not counted
+    unchecked = sum(1 for s in status.values() if s == "not checked")
+    status = {m: s for m, s in status.items() if s != "not checked"}
+    timeouts = sum(1 for s in status.values() if s == "timeout")
     other = {m: s for m, s in status.items()
              if s not in ("killed", "timeout", "survived")}
     total = len(status)
@@ -203,7 +208,8 @@ def run_module(name: str, nice: int, max_children: int, only: list[str] | None =
     score = killed / denominator if denominator else 1.0
     return {"module": name, "file": target, "mutants": total, "killed": killed,
             "survived": len(survivors), "equivalent": len(listed), "other": other,
-            "unlisted": unlisted, "score": score, "seconds": elapsed}
+            "unlisted": unlisted, "score": score, "seconds": elapsed,
+            "timeouts": timeouts, "unchecked": unchecked}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -216,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, help="also write the figures to this file")
     ap.add_argument("--only", action="append",
                     help="run only the mutants matching this name pattern (a quick check)")
+    ap.add_argument("--report", action="store_true",
+                    help="run nothing: report the results already in build/mutation/<module>")
     args = ap.parse_args(argv)
     if args.list:
         for name, (target, tests) in MODULES.items():
@@ -226,14 +234,14 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         ap.error(f"unknown module(s) {unknown}: choose from {', '.join(MODULES)}")
     rows = []
-    print(f"{'module':12}{'mutants':>8}{'killed':>8}{'survived':>9}{'equiv.':>8}"
-          f"{'other':>7}{'score':>8}{'time':>8}", flush=True)
+    print(f"{'module':12}{'mutants':>8}{'killed':>8}{'(hang)':>7}{'survived':>9}"
+          f"{'equiv.':>7}{'other':>6}{'score':>8}{'time':>7}{'unrun':>7}", flush=True)
     for name in names:
-        r = run_module(name, args.nice, args.max_children, args.only)
+        r = run_module(name, args.nice, args.max_children, args.only, args.report)
         rows.append(r)
-        print(f"{name:12}{r['mutants']:>8}{r['killed']:>8}{r['survived']:>9}"
-              f"{r['equivalent']:>8}{len(r['other']):>7}{r['score']:>8.1%}"
-              f"{r['seconds']:>7.0f}s", flush=True)
+        print(f"{name:12}{r['mutants']:>8}{r['killed']:>8}{r['timeouts']:>7}"
+              f"{r['survived']:>9}{r['equivalent']:>7}{len(r['other']):>6}"
+              f"{r['score']:>8.1%}{r['seconds']:>6.0f}s{r['unchecked']:>7}", flush=True)
         for m in r["unlisted"]:
             print(f"    survived: {m}  (mutmut show {m}, in build/mutation/{name})")
         for m, s in r["other"].items():

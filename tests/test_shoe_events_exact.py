@@ -1,0 +1,249 @@
+"""Every field of the events of the shoe's rarer paths, written out from docs/game.md:
+faults and their details, pause reasons, misdeal kinds and policies, cut-card events,
+voids and their audit fields, insurance closing reasons. A consumer (the casino feed, the
+dealer's lights, an auditor) reads these fields; a wrong round number or reason is a
+wrong record even when the money is right."""
+
+from __future__ import annotations
+
+import pytest
+
+from shoe_controller.game import events as E
+from shoe_controller.game import inputs as I
+from shoe_controller.game.cards import parse_card
+from shoe_controller.game.insurance import InsuranceConfig
+from shoe_controller.game.rules import Rules
+from shoe_controller.game.shoe import Shoe, fold
+
+BUTTONS = {"burn": "none", "rounds": "button", "confirm": "button"}
+ALL = ("player", "banker", "tie", "player_pair", "banker_pair", "either_pair",
+       "perfect_pair", "player_natural", "banker_natural", "player_bonus", "banker_bonus",
+       "lucky_six", "lucky_six_2", "lucky_six_3", "lucky_seven", "lucky_seven_2",
+       "lucky_seven_3", "super_lucky_seven")
+
+
+def c(code: str) -> I.CardSeen:
+    return I.CardSeen(parse_card(code))
+
+
+def play(rules: dict, *inputs: I.Input) -> tuple[Shoe, list]:
+    """Feed inputs; return the shoe and the events of the last input (fold-checked)."""
+    shoe = Shoe(Rules(**rules))
+    every: list = []
+    last: list = []
+    for inp in inputs:
+        last = shoe.apply(inp)
+        every += last
+    assert fold(shoe.rules, every) == shoe.state
+    return shoe, last
+
+
+def cards(text: str) -> list[I.CardSeen]:
+    return [c(x) for x in text.split()]
+
+
+def test_missing_card_on_new_round_names_the_due_card():
+    _, evs = play(BUTTONS, I.NewShoe(), I.NewRound(), *cards("7S KC 9D"), I.NewRound())
+    assert evs == [E.Fault(1, 1, "missing_card", "new round while banker card 2 is due"),
+                   E.RoundPaused(1, 1, "missing_card")]
+
+
+def test_missing_card_on_confirm_names_the_due_card():
+    # P 2C 3D = 5 draws: the player's third card is due
+    _, evs = play(BUTTONS, I.NewShoe(), I.NewRound(), *cards("2C 9S 3D 8H"),
+                  I.ConfirmResult())
+    assert evs == [E.Fault(1, 1, "missing_card", "result confirmed while player card 3 is due"),
+                   E.RoundPaused(1, 1, "missing_card")]
+
+
+def test_new_round_before_the_confirmation_is_refused():
+    _, evs = play(BUTTONS, I.NewShoe(), I.NewRound(), *cards("7S KC 9D 5D 3H"), I.NewRound())
+    assert evs == [E.Fault(1, 1, "input_refused",
+                           "new round before the result was confirmed")]
+
+
+def test_new_round_after_the_shoe_ended_is_refused():
+    _, evs = play(BUTTONS, I.NewShoe(), I.CutCardSeen(), I.NewRound(),
+                  *cards("7S KC 9D 5D 3H"), I.ConfirmResult(), I.NewRound())
+    assert evs == [E.Fault(1, None, "input_refused", "new round during ended")]
+
+
+@pytest.mark.parametrize(("kind", "detail", "shown"), [
+    ("lid_opened", "", "during a shoe"), ("shoe_empty", "sensor 2", "sensor 2")])
+def test_the_shoe_opened_during_a_round_is_a_fault_that_pauses(kind, detail, shown):
+    _, evs = play(BUTTONS, I.NewShoe(), I.NewRound(), c("7S"), I.ShoeOpened(kind, detail))
+    assert evs == [E.Fault(1, 1, kind, shown), E.RoundPaused(1, 1, kind)]
+
+
+def test_the_shoe_opened_between_rounds_is_a_fault_that_pauses_nothing():
+    # "a Fault input always gives a fault event; it pauses an open round" (docs/game.md)
+    _, evs = play(BUTTONS, I.NewShoe(), I.ShoeOpened("lid_opened"))
+    assert evs == [E.Fault(1, None, "lid_opened", "during a shoe")]
+
+
+@pytest.mark.parametrize("before", [[], [I.NewShoe(), I.CutCardSeen(), I.NewRound(),
+                                         *cards("7S KC 9D 5D 3H"), I.ConfirmResult()]])
+def test_the_shoe_opened_between_shoes_is_routine(before):
+    _, evs = play(BUTTONS, *before, I.ShoeOpened("lid_opened"))
+    assert evs == []
+    shoe = Shoe(Rules(**BUTTONS))
+    for inp in before:
+        shoe.apply(inp)
+    assert shoe.apply(I.ShoeOpened("shoe_empty")) == []
+
+
+def test_fault_while_paused_does_not_pause_again():
+    _, evs = play(BUTTONS, I.NewShoe(), I.NewRound(), I.Pause("key"), I.Fault("link_down", "x"))
+    assert evs == [E.Fault(1, 1, "link_down", "x")]
+
+
+def test_resume_with_an_unread_card_pending_is_refused_by_name():
+    _, evs = play(BUTTONS, I.NewShoe(), I.NewRound(), I.UnreadableCard("blur"), I.Resume())
+    assert evs == [E.Fault(1, 1, "manual_card_required",
+                           "an unreadable card must be entered (or the round voided) first")]
+
+
+def test_unreadable_round_card_events():
+    _, evs = play(BUTTONS, I.NewShoe(), I.NewRound(), c("7S"), I.UnreadableCard("blur"))
+    assert evs == [E.Fault(1, 1, "unreadable_card", "blur"),
+                   E.RoundPaused(1, 1, "unreadable_card")]
+
+
+def test_void_of_a_round_with_an_unread_card_writes_it_off():
+    _, evs = play(BUTTONS, I.NewShoe(), I.NewRound(), c("7S"), I.UnreadableCard(),
+                  I.Void("supervisor"))
+    assert evs == [E.Misdeal(1, 1, "unread_card", None, "void"),
+                   E.RoundVoided(1, 1, "supervisor"), E.BetsOpen(1, 2, ALL)]
+
+
+def test_void_between_rounds_lifts_a_pause_only():
+    _, evs = play(BUTTONS, I.NewShoe(), I.Pause("key"), I.Void())
+    assert evs == [E.RoundResumed(1, None)]
+    _, evs = play(BUTTONS, I.NewShoe(), I.Void())
+    assert evs == []
+
+
+def test_void_of_the_burn_indicator_is_refused():
+    _, evs = play({"burn": "first_card"}, I.NewShoe(), I.UnreadableCard(), I.Void())
+    assert evs == [E.Fault(1, None, "manual_card_required",
+                           "the burn indicator decides the burn: enter it")]
+
+
+def test_unread_card_between_rounds_under_carry_waits_for_the_entry():
+    _, evs = play({**BUTTONS, "confirm": "auto", "extra_card": "carry"}, I.NewShoe(),
+                  I.UnreadableCard())
+    assert evs == [E.Fault(1, None, "unreadable_card", "misdealt card unreadable: enter it"),
+                   E.RoundPaused(1, None, "unreadable_card")]
+
+
+def test_void_of_a_paused_unread_card_between_rounds_burns_it():
+    _, evs = play({**BUTTONS, "confirm": "auto", "extra_card": "carry"}, I.NewShoe(),
+                  I.UnreadableCard(), I.Void())
+    assert evs == [E.Misdeal(1, None, "unread_card", None, "burn"), E.RoundResumed(1, None)]
+
+
+@pytest.mark.parametrize(("policy", "kind", "applied"), [
+    ("burn", "no_round_open", "burn"), ("void", "no_round_open", "burn"),
+    ("carry", "no_round_open", "carry")])
+def test_misdeal_between_rounds(policy, kind, applied):
+    _, evs = play({**BUTTONS, "extra_card": policy}, I.NewShoe(), c("4H"))
+    assert evs == [E.Misdeal(1, None, kind, "4H", applied)]
+
+
+@pytest.mark.parametrize("policy", ["burn", "void", "carry"])
+def test_misdeal_after_the_shoe_ended_is_always_discarded(policy):
+    _, evs = play({**BUTTONS, "extra_card": policy}, I.NewShoe(), I.CutCardSeen(),
+                  I.NewRound(), *cards("7S KC 9D 5D 3H"), I.ConfirmResult(), c("4H"))
+    assert evs == [E.Misdeal(1, None, "after_shoe_end", "4H", "burn")]
+
+
+def test_unreadable_after_the_shoe_ended_is_written_off():
+    _, evs = play(BUTTONS, I.NewShoe(), I.CutCardSeen(), I.NewRound(),
+                  *cards("7S KC 9D 5D 3H"), I.ConfirmResult(), I.UnreadableCard())
+    assert evs == [E.Misdeal(1, None, "after_shoe_end", None, "burn")]
+
+
+def test_card_while_paused_is_discarded_and_named():
+    _, evs = play(BUTTONS, I.NewShoe(), I.NewRound(), c("7S"), I.Pause(), c("4H"))
+    assert evs == [E.Misdeal(1, 1, "card_while_paused", "4H", "burn")]
+    _, evs = play(BUTTONS, I.NewShoe(), I.NewRound(), c("7S"), I.Pause(), I.UnreadableCard())
+    assert evs == [E.Misdeal(1, 1, "card_while_paused", None, "burn")]
+
+
+def test_misdeal_void_policy_events_in_a_round():
+    _, evs = play({**BUTTONS, "extra_card": "void"}, I.NewShoe(), I.NewRound(),
+                  *cards("7S KC 9D 5D 3H"), c("4H"))
+    assert evs == [E.Misdeal(1, 1, "extra_card", "4H", "void"),
+                   E.RoundVoided(1, 1, "misdeal"), E.BetsOpen(1, 2, ALL)]
+
+
+@pytest.mark.parametrize(("policy", "last"), [("last_round", 1), ("one_more_round", 2)])
+def test_cut_card_events(policy, last):
+    _, evs = play({**BUTTONS, "cut_card": policy}, I.NewShoe(), I.NewRound(), c("7S"),
+                  I.CutCardSeen())
+    assert evs == [E.CutCard(1, 1, "mid_round"), E.LastRound(1, last)]
+    _, evs = play({**BUTTONS, "cut_card": policy}, I.NewShoe(), I.CutCardSeen())
+    assert evs == [E.CutCard(1, None, "between_rounds"), E.LastRound(1, 1)]
+    _, evs = play({**BUTTONS, "cut_card": policy}, I.NewShoe(), I.CutCardSeen(),
+                  I.CutCardSeen())
+    assert evs == [E.IntegrityAlert(1, None, "duplicate_cut_card", {"rounds": 0})]
+
+
+def test_cut_card_before_any_shoe_starts_one():
+    _, evs = play({"burn": "none"}, I.CutCardSeen())
+    assert evs == [E.ShoeStarted(1, 8), E.BetsOpen(1, 1, ALL),
+                   E.CutCard(1, None, "between_rounds"), E.LastRound(1, 1)]
+
+
+def test_new_shoe_mid_round_voids_and_ends():
+    _, evs = play(BUTTONS, I.NewShoe(), I.NewRound(), c("7S"), I.NewShoe())
+    assert evs == [E.RoundVoided(1, 1, "new_shoe"), E.ShoeEnded(1, 1, "new_shoe"),
+                   E.ShoeStarted(2, 8), E.BetsOpen(2, 1, ALL)]
+
+
+def test_burn_events():
+    _, evs = play({"burn": "fixed", "burn_cards": 2}, I.NewShoe(), c("9S"), I.UnreadableCard())
+    assert evs == [E.CardBurned(1, None, "burn"), E.BetsOpen(1, 1, ALL)]
+    _, evs = play({"burn": "first_card"}, I.NewShoe(), c("KD"))
+    assert evs == [E.BurnIndicator(1, "KD", 10)]
+
+
+def test_foreign_card_in_a_round():
+    _, evs = play(BUTTONS, I.NewShoe(), I.NewRound(), I.ForeignCard("X-1"))
+    assert evs == [E.IntegrityAlert(1, 1, "foreign_card", {"payload": "X-1"}),
+                   E.RoundPaused(1, 1, "foreign_card")]
+
+
+def test_insurance_closing_reasons():
+    ins = {**BUTTONS, "insurance": InsuranceConfig(enabled=True)}
+    # P 2C 3D = 5, B 9S 8H = 7: offers after the fourth card (P 0-5 v B 7: 4.0)
+    head = [I.NewShoe(), I.NewRound(), *cards("2C 9S 3D 8H")]
+    _shoe, evs = play(ins, *head)
+    offers = [e for e in evs if e.type == "insurance_offer"]
+    assert [(o.offer, o.side, o.insures, o.odds, o.stage, o.player_total, o.banker_total)
+            for o in offers] == [(1, "banker", "player", 4.0, "2/2", 5, 7)]
+    _, evs = play(ins, *head, c("4C"))
+    assert evs[0] == E.InsuranceClosed(1, 1, (1,), "card")
+    _, evs = play(ins, *head, I.VoidInsurance("exposed"))
+    assert evs == [E.InsuranceClosed(1, 1, (1,), "void"), E.InsuranceVoided(1, 1, "exposed")]
+    _, evs = play(ins, *head, I.Void())
+    assert evs[:2] == [E.InsuranceClosed(1, 1, (1,), "void"), E.RoundVoided(1, 1, "supervisor")]
+
+
+def test_due_and_round_properties():
+    shoe = Shoe(Rules(**BUTTONS))
+    s = shoe.state
+    assert (s.due(), s.open_round, s.round_open, s.awaiting_confirm) == (None, None, False,
+                                                                        False)
+    shoe.apply(I.NewShoe())
+    shoe.apply(I.NewRound())
+    assert shoe.state.due() == ("player", 1) and shoe.state.open_round == 1
+    for x in cards("7S KC 9D 5D"):
+        shoe.apply(x)
+    assert shoe.state.due() == ("banker", 3)
+    shoe.apply(I.Pause())
+    assert shoe.state.due() is None  # nothing is due while paused
+    shoe.apply(I.Resume())
+    shoe.apply(c("3H"))
+    s = shoe.state
+    assert (s.due(), s.awaiting_confirm, s.round_open) == (None, True, True)
