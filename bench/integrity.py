@@ -153,11 +153,12 @@ def cut(cards: list[str], rng: random.Random) -> list[str]:
     return cards[k:] + cards[:k]
 
 
-def weakly_shuffled(stack: list[str], riffles: int, rng: random.Random) -> list[str]:
+def weakly_shuffled(stack: list[str], riffles: int, rng: random.Random,
+                    stripped: bool = True) -> list[str]:
     cards = list(stack)
     for _ in range(riffles):
         cards = gsr(cards, rng)
-    return cut(strip(cards, rng), rng)
+    return cut(strip(cards, rng) if stripped else cards, rng)
 
 
 def discard_stack(cards: list[str], events: list[Any], by_hand: bool, rng: random.Random
@@ -231,9 +232,10 @@ def _fair_chunk(task: tuple[int, int, int]) -> dict[str, Any]:
             "worst": worst, "weak_peaks": weak_peaks}
 
 
-def fair_run(shoes: int, seed: int, workers: int = 1) -> None:
+def fair_run(shoes: int, seed: int, workers: int = 1, budget: float = 0.0) -> None:
     """False alarms in ``shoes`` fair shoes (chains of shoes run in ``workers`` processes;
-    the repeat test is then measured here against every earlier shoe of the run)."""
+    the repeat test is then measured here against every earlier shoe of the run). With a
+    ``budget`` (seconds), stops taking results after it and reports the shoes done."""
     start = time.perf_counter()
     chunk = 250
     tasks = [(first, min(chunk, shoes - first + 1), seed * 1_000_003 + first)
@@ -263,6 +265,10 @@ def fair_run(shoes: int, seed: int, workers: int = 1) -> None:
             done += _n
             print(f"  ... {done} fair shoes, {len(alarmed_shoes)} with an alarm "
                   f"({time.perf_counter() - start:.0f} s)", flush=True)
+            if budget and time.perf_counter() - start > budget:
+                print(f"  (time budget of {budget:.0f} s reached: {done} shoes)")
+                break
+    shoes = done
     worst["repeat windows"] = repeats_worst
     elapsed = time.perf_counter() - start
     n_alarmed = len(alarmed_shoes)
@@ -309,16 +315,20 @@ class _Serial:
         return map(fn, tasks)
 
 
-def _weak_task(task: tuple[str, int, bool, int, int]) -> list[tuple[bool, int | None,
-                                                                     int | None, str]]:
+def _weak_task(task: tuple[str, int, bool, int, int, bool]) -> list[tuple[bool, int | None,
+                                                                           int | None, str]]:
     """``count`` trials of one weak-shuffle kind: (caught by shuffle_weak, its round, the
-    round of the first shuffle alert of any kind, the reference that fired)."""
-    kind, riffles, by_hand, count, seed = task
+    round of the first shuffle alert of any kind, the reference that fired). ``fast``:
+    the shuffle_weak test alone, fed round by round as the projection feeds it (no other
+    test: the third field is then None)."""
+    kind, riffles, by_hand, count, seed, fast = task
     rng = random.Random(seed)
+    if fast:
+        return [_weak_fast(kind, riffles, by_hand, rng) for _ in range(count)]
     out = []
     for _ in range(count):
         state = initial_state(Rules(), CONFIG, salt=b"bench")
-        if kind == "previous":
+        if kind.startswith("previous"):
             previous = fresh_cards()
             rng.shuffle(previous)
             events = list(shoe_events(1, previous, lambda c: None))
@@ -327,7 +337,7 @@ def _weak_task(task: tuple[str, int, bool, int, int]) -> list[tuple[bool, int | 
             stack = discard_stack(previous, events, by_hand, rng)
         else:  # new decks, no shoe before
             stack = [c.code for _ in range(DECKS) for c in ALL_CARDS]
-        cards = weakly_shuffled(stack, riffles, rng)
+        cards = weakly_shuffled(stack, riffles, rng, stripped=not kind.endswith("no strip"))
         state, found = run_shoe(state, 2, cards, lambda c: None)
         shuffle_alerts = [a for a in found if a.kind.startswith("shuffle")]
         weak = [a for a in shuffle_alerts if a.kind == "shuffle_weak"]
@@ -337,25 +347,56 @@ def _weak_task(task: tuple[str, int, bool, int, int]) -> list[tuple[bool, int | 
     return out
 
 
-def weak_run(per_kind: int, seed: int, workers: int = 1) -> None:
+def _weak_fast(kind: str, riffles: int, by_hand: bool, rng: random.Random
+               ) -> tuple[bool, int | None, int | None, str]:
+    from shoe_controller.game.shuffle_tracking import ShuffleTest, new_deck_order
+
+    tests = [("new_deck_order", ShuffleTest.start(new_deck_order(DECKS), DECKS))]
+    if kind.startswith("previous"):
+        previous = fresh_cards()
+        rng.shuffle(previous)
+        events = list(shoe_events(1, previous, lambda c: None))
+        dealt = [ev.card for ev in events
+                 if isinstance(ev, BurnIndicator | CardBurned | CardDealt)]
+        tests.insert(0, ("previous_shoe", ShuffleTest.start(dealt, DECKS)))
+        stack = discard_stack(previous, events, by_hand, rng)
+    else:
+        stack = [c.code for _ in range(DECKS) for c in ALL_CARDS]
+    cards = weakly_shuffled(stack, riffles, rng, stripped=not kind.endswith("no strip"))
+    batch: list[str] = []
+    for ev in shoe_events(2, cards, lambda c: None):
+        if isinstance(ev, BurnIndicator | CardBurned | CardDealt):
+            batch.append(ev.card)
+        elif isinstance(ev, ResultConfirmed):
+            tests = [(name, t.feed(batch)) for name, t in tests]
+            batch = []
+            for name, t in tests:
+                if t.peak >= CONFIG.shuffle_weak_threshold:
+                    return True, ev.round, None, name
+    return False, None, None, ""
+
+
+def weak_run(per_kind: int, seed: int, workers: int = 1, fast: bool = False) -> None:
     kinds = [("previous", k, False) for k in (4, 5, 6, 7, 8)]
     kinds += [("previous", k, True) for k in (4, 5, 6, 7, 8)]
     kinds += [("new", k, False) for k in (4, 5, 6)]
+    kinds += [("previous, no strip", k, False) for k in (4, 5, 6)]
     chunk = 25
     tasks = []
     for n, (kind, k, by_hand) in enumerate(kinds):
         for first in range(0, per_kind, chunk):
             tasks.append((kind, k, by_hand, min(chunk, per_kind - first),
-                          seed * 7919 + n * 100_003 + first))
+                          seed * 7919 + n * 100_003 + first, fast))
     start = time.perf_counter()
     results: dict[tuple[str, int, bool], list[Any]] = {}
     with multiprocessing.Pool(workers) if workers > 1 else _Serial() as pool:
         for task, res in zip(tasks, pool.imap(_weak_task, tasks), strict=True):
             results.setdefault(task[:3], []).extend(res)
     print(f"weak shuffles ({per_kind} of each kind; GSR riffles of the whole shoe, then a "
-          f"strip of 5-15-card packets and a cut) [{time.perf_counter() - start:.0f} s]:")
-    print("  shoe before -> new shoe                       shuffle_weak caught   round: "
-          "median  90%   any shuffle alert")
+          f"strip of 5-15-card packets and a cut{'; shuffle_weak alone' if fast else ''}) "
+          f"[{time.perf_counter() - start:.0f} s]:")
+    print(f"  {'shoe before -> new shoe':55s} shuffle_weak caught   round: median  90%   "
+          "any shuffle alert")
     for kind, k, by_hand in kinds:
         res = results[(kind, k, by_hand)]
         caught = [r for r in res if r[0]]
@@ -364,12 +405,15 @@ def weak_run(per_kind: int, seed: int, workers: int = 1) -> None:
         if kind == "previous":
             name = (f"previous shoe, {'collected by hand' if by_hand else 'dealt order'}, "
                     f"{k} riffles")
+        elif kind.startswith("previous"):
+            name = f"previous shoe, dealt order, {k} riffles, cut, no strip"
         else:
             name = f"new decks, {k} riffles"
         med = f"{statistics.median(rounds):6.1f}" if rounds else "     -"
-        p90 = f"{rounds[int(0.9 * (len(rounds) - 1))]:4d}" if rounds else "   -"
-        print(f"  {name:45s} {len(caught):4d}/{len(res)} ({len(caught) / len(res):6.1%})"
-              f"   {med} {p90}   {anyone}/{len(res)}")
+        p90 = f"{rounds[math.ceil(0.9 * len(rounds)) - 1]:4d}" if rounds else "   -"
+        also = "-" if fast else f"{anyone}/{len(res)}"
+        print(f"  {name:55s} {len(caught):4d}/{len(res)} ({len(caught) / len(res):6.1%})"
+              f"   {med} {p90}   {also}")
 
 
 def rising_sequences(old_positions: list[int]) -> int:
@@ -430,6 +474,57 @@ def _riffled_ids(ids: list[int], riffles: int, rng: random.Random) -> list[int]:
     for _ in range(riffles):
         cards = gsr(cards, rng)
     return [int(c) for c in cards]
+
+
+def _weak_null_chunk(task: tuple[int, int]) -> list[tuple[float, float]]:
+    """Peaks of the shuffle_weak test (previous shoe, new-deck order) on a chain of fair
+    shoes, each against the one before it: the same test the projection runs (its peak is
+    taken after every card, so feeding whole shoes gives the peak of every look)."""
+    from shoe_controller.game.shuffle_tracking import ShuffleTest, new_deck_order
+
+    count, seed = task
+    rng = random.Random(seed)
+    previous = fresh_cards()
+    rng.shuffle(previous)
+    out = []
+    for _ in range(count):
+        cards = fresh_cards()
+        rng.shuffle(cards)
+        seen = [c for c in _dealt(cards)]
+        prev_seen = _dealt(previous)
+        a = ShuffleTest.start(prev_seen, DECKS).feed(seen)
+        b = ShuffleTest.start(new_deck_order(DECKS), DECKS).feed(seen)
+        out.append((a.peak, b.peak))
+        previous = cards
+    return out
+
+
+def _dealt(cards: list[str]) -> list[str]:
+    """The cards that leave the shoe when ``cards`` is dealt (burn, rounds to the cut)."""
+    return [ev.card for ev in shoe_events(0, cards, lambda c: None)
+            if isinstance(ev, BurnIndicator | CardBurned | CardDealt)]
+
+
+def weak_null_run(shoes: int, seed: int, workers: int = 1) -> None:
+    chunk = 500
+    tasks = [(min(chunk, shoes - i), seed * 31 + i) for i in range(0, shoes, chunk)]
+    start = time.perf_counter()
+    peaks: list[tuple[float, float]] = []
+    with multiprocessing.Pool(workers) if workers > 1 else _Serial() as pool:
+        for res in pool.imap(_weak_null_chunk, tasks):
+            peaks += res
+    threshold = CONFIG.shuffle_weak_threshold
+    alarms = sum(1 for a, b in peaks if max(a, b) >= threshold)
+    print(f"shuffle_weak alone on {len(peaks)} fair shoes (each against the shoe before it "
+          f"and new-deck order; every card a look) [{time.perf_counter() - start:.0f} s]:")
+    print(f"  shoes with an alarm: {alarms} (threshold {threshold:g}; Ville's bound "
+          f"{2 * math.exp(-threshold):.1e} per shoe for both orders)")
+    print(f"  worst peak: previous shoe {max(a for a, _ in peaks):.2f}, new-deck order "
+          f"{max(b for _, b in peaks):.2f}")
+    for x in (2, 4, 6, 8, 10):
+        both = [v for pair in peaks for v in pair]
+        seen = sum(1 for v in both if v >= x) / len(both)
+        print(f"    P(peak >= {x:2d}) = {seen:.2e}   bound exp(-x) = {math.exp(-x):.2e}")
 
 
 def speed_run(shoes: int, seed: int) -> None:
@@ -535,6 +630,12 @@ def main() -> None:
     parser.add_argument("--stacked", type=int, default=20, help="shoes of each stacked kind")
     parser.add_argument("--weak", type=int, default=40,
                         help="shoes of each weak-shuffle kind (300: full)")
+    parser.add_argument("--weak-null", type=int, default=0,
+                        help="fair shoes for the shuffle_weak test alone (10000: full)")
+    parser.add_argument("--fast", action="store_true",
+                        help="weak shuffles: the shuffle_weak test alone (not the projection)")
+    parser.add_argument("--budget", type=float, default=0.0,
+                        help="fair shoes: stop after this many seconds")
     parser.add_argument("--speed", type=int, default=0,
                         help="shoes for the CPU cost of the shuffle_weak test (50)")
     parser.add_argument("--matching", type=int, default=0,
@@ -549,10 +650,12 @@ def main() -> None:
         matching_run(args.matching, args.seed)
     if args.stacked:
         stacked_run(args.stacked, args.seed)
+    if args.weak_null:
+        weak_null_run(args.weak_null, args.seed, args.workers)
     if args.weak:
-        weak_run(args.weak, args.seed, args.workers)
+        weak_run(args.weak, args.seed, args.workers, args.fast)
     if args.shoes:
-        fair_run(args.shoes, args.seed, args.workers)
+        fair_run(args.shoes, args.seed, args.workers, args.budget)
 
 
 if __name__ == "__main__":
