@@ -247,3 +247,25 @@ def test_due_and_round_properties():
     shoe.apply(c("3H"))
     s = shoe.state
     assert (s.due(), s.awaiting_confirm, s.round_open) == (None, True, True)
+
+
+def test_refusals_carry_who_asked():
+    _, evs = play(BUTTONS, I.NewShoe(), I.NewRound(), I.Pause("key"),
+                  I.Pause("again", source="key"))
+    assert evs == [E.Fault(1, 1, "input_refused", "pause while already paused (key)",
+                           source="key")]
+
+
+def test_reveal_while_paused_is_refused_by_name():
+    _, evs = play({**BUTTONS, "insurance": InsuranceConfig(enabled=True, reveal="button")},
+                  I.NewShoe(), I.NewRound(), *cards("2C 9S"), I.Pause(), I.Reveal("player"))
+    assert evs == [E.Fault(1, 1, "input_refused", "reveal while paused")]
+
+
+def test_reveal_counts_the_cards_of_the_hand_it_reveals():
+    ins = {**BUTTONS, "insurance": InsuranceConfig(enabled=True, reveal="button")}
+    # P 2C 3D = 5 draws 4H (3 cards), B 9S 8H = 7 (2 cards)
+    _, evs = play(ins, I.NewShoe(), I.NewRound(), *cards("2C 9S 3D 8H 4H"), I.Reveal("banker"))
+    assert [e for e in evs if e.type == "hand_revealed"] == [E.HandRevealed(1, 1, "banker", 2)]
+    _, evs = play(ins, I.NewShoe(), I.NewRound(), *cards("2C 9S 3D 8H 4H"), I.Reveal("player"))
+    assert [e for e in evs if e.type == "hand_revealed"] == [E.HandRevealed(1, 1, "player", 3)]
