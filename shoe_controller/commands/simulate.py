@@ -43,6 +43,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="serve the table display page on 127.0.0.1:PORT")
     parser.add_argument("--broker-ws", default="", metavar="URL",
                         help="the broker's WebSocket URL for the display page")
+    parser.add_argument("--hold-supervisor", type=float, default=0.0, metavar="SECONDS",
+                        help="the supervisor takes this long to come to a paused table "
+                             "(keeps 'paused' / 'misdeal' on the display)")
+    parser.add_argument("--hold-bets", type=float, default=0.0, metavar="SECONDS",
+                        help="bets stay open this long before each round's first card")
+    parser.add_argument("--shoe-break", type=float, default=0.0, metavar="SECONDS",
+                        help="pause between shoes (keeps 'shoe ended / shuffling' on the "
+                             "display)")
     parser.add_argument("--drain-timeout", type=float,
                         help="seconds to wait for the outbox to empty at the end")
     parser.add_argument("--leds", action="store_true",
@@ -88,6 +96,14 @@ def run(args: argparse.Namespace) -> int:
         print("shoe-controller simulate: --shoes must be >= 1 and --pace >= 0",
               file=sys.stderr)
         return 2
+    if min(args.hold_supervisor, args.hold_bets, args.shoe_break) < 0:
+        print("shoe-controller simulate: --hold-supervisor, --hold-bets and --shoe-break "
+              "must be >= 0", file=sys.stderr)
+        return 2
+    from shoe_controller.sim import Holds
+
+    holds = Holds(supervisor=args.hold_supervisor, bets=args.hold_bets,
+                  shoe_break=args.shoe_break)
     opts = SimOptions(
         shoes=shoes, pace=pace, seed=pick("seed"), broker=args.broker,  # type: ignore[arg-type]
         table_id=args.table_id, state_dir=args.state_dir, display_port=args.display_port,
@@ -95,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
         release=args.release, config=config, leds=args.leds, quiet=args.quiet,
         drain_timeout=float(pick("drain_timeout")),  # type: ignore[arg-type]
         outage_seconds=float(pick("outage_seconds")),  # type: ignore[arg-type]
-        unsigned=args.unsigned,
+        unsigned=args.unsigned, holds=holds,
     )
     from shoe_controller.daemon import ConfigRefused, DaemonError, StartRefused
     from shoe_controller.journal import JournalError

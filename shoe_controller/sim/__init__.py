@@ -54,6 +54,7 @@ from shoe_controller.game.inputs import (
 __all__ = [
     "INJECT_KINDS",
     "DealerView",
+    "Holds",
     "Injection",
     "VirtualDealer",
     "cut_position",
@@ -292,6 +293,23 @@ def _as_dict(event: Any) -> dict[str, Any]:
 
 # -- the dealer ------------------------------------------------------------------------------
 
+
+@dataclass(frozen=True, slots=True)
+class Holds:
+    """Seconds the virtual table keeps a state on screen (`simulate --hold-*`): the
+    supervisor takes ``supervisor`` s to come to a paused table (paused, misdeal), the
+    dealer leaves bets open ``bets`` s before each round's first card, and the shoe is
+    shuffled for ``shoe_break`` s between shoes (shoe ended / shuffling).
+
+    >>> Holds().supervisor, Holds(shoe_break=20).shoe_break
+    (0.0, 20)
+    """
+
+    supervisor: float = 0.0
+    bets: float = 0.0
+    shoe_break: float = 0.0
+
+
 #: How the dealer's hands reach the daemon: ``card(card)`` (a card passes the reader),
 #: ``unreadable(card)``, ``foreign(payload)``, ``cut()``, ``new_shoe()``, ``press(name)``,
 #: ``key(on)``, ``manual(card)``.
@@ -344,8 +362,10 @@ class VirtualDealer:
         inject: dict[str, Injection] | None = None,
         on_broker_outage: Callable[[], None] | None = None,
         timeout: float = 10.0,
+        holds: Holds | None = None,
     ) -> None:
         self.hands = hands
+        self.holds = holds or Holds()
         self.shoes = shoes
         self.seed = seed
         self.rules = rules
@@ -402,6 +422,11 @@ class VirtualDealer:
         with self._cond:
             self._cond.notify_all()
 
+    def _hold(self, seconds: float) -> bool:
+        """Keep the table as it is for ``seconds`` (so a screen shows the state); True if
+        the run was stopped meanwhile."""
+        return seconds > 0 and self._stop.wait(seconds)
+
     def _deck_for(self, shoe: int) -> list[Card]:
         if self._deck_shoe != shoe:
             self._deck = shuffled_shoe(self.seed, shoe, self.rules.decks)
@@ -428,6 +453,8 @@ class VirtualDealer:
         if v.phase == "no_shoe":
             if v.shoes_ended >= self.shoes:
                 return False
+            if v.shoes_ended and self._hold(self.holds.shoe_break):
+                return False  # stopped while the shoe was being shuffled
             self.hands.new_shoe()
             return True
         if v.phase == "wait" or v.paused:
@@ -438,6 +465,8 @@ class VirtualDealer:
             elif self.rules.confirm == "button":
                 self.hands.press("confirm")
             return True
+        if v.phase == "between" and self._hold(self.holds.bets):
+            return False  # stopped while bets were open
         if v.phase == "between" and self.rules.rounds == "button":
             self.hands.press("new_round")
             return True
@@ -472,6 +501,8 @@ class VirtualDealer:
         assert v.alarm is not None
         what, kind = v.alarm
         log.info("supervisor called: %s %s (shoe %d round %d)", what, kind, v.shoe, v.round)
+        if self._hold(self.holds.supervisor):
+            return  # stopped while the table waited for the supervisor
         self.hands.key(True)
         if kind.startswith("unreadable"):
             # Checked by eye: the card that could not be read is the next of the shoe.

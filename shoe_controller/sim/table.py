@@ -27,6 +27,7 @@ from shoe_controller.game.inputs import ManualCard
 from shoe_controller.sim import (
     INFO_ALERTS,
     Hands,
+    Holds,
     Injection,
     VirtualDealer,
     payload_for,
@@ -148,6 +149,7 @@ class SimOptions:
     quiet: bool = False
     drain_timeout: float = 30.0
     outage_seconds: float = 3.0
+    holds: Holds = field(default_factory=Holds)
     unsigned: bool = False
 
 
@@ -261,6 +263,7 @@ class Simulation:
             inject=opts.inject,
             on_broker_outage=(lambda: self.proxy.outage(opts.outage_seconds))
             if self.proxy is not None else None,
+            holds=opts.holds,
         )
         dealer.catch_up(e.data for e in journal.replay())
         daemon.observers.append(dealer.observe)
