@@ -277,6 +277,8 @@ class Link:
         #: (state bits, brightness) from the device's last heartbeat or status this
         #: session (None until one arrives)
         self.device_state: tuple[int, int] | None = None
+        #: heartbeats and statuses received (so a reader can tell a newer state)
+        self.state_count = 0
         self._status_count = 0
         self._counters = dict.fromkeys(
             (
@@ -590,6 +592,7 @@ class Link:
             self._on_event(frame, now, rx_ns)
         elif t is Heartbeat:
             self.device_state = (msg.state, msg.brightness)  # type: ignore[union-attr]
+            self.state_count += 1
             self._note_high_water(frame.seq, now)
             self._note_oldest(msg.oldest_seq)  # type: ignore[union-attr]
             self._clock(frame.seq, msg.uptime_us)  # type: ignore[union-attr]
@@ -607,6 +610,7 @@ class Link:
         elif t is Status:
             self._status = msg  # type: ignore[assignment]
             self.device_state = (msg.state, msg.brightness)  # type: ignore[union-attr]
+            self.state_count += 1
             self._status_count += 1
             self._note_high_water(frame.seq, now)
             self._note_oldest(msg.oldest_seq)  # type: ignore[union-attr]

@@ -240,6 +240,7 @@ class SerialInput:
         self._lock_applied: bool | None = None  # acknowledged by the shoe since link-up
         self._lights_wanted: int | None = getattr(config, "lights", None)
         self._lights_applied: int | None = None
+        self._state_mark = 0  # the link's state_count at our last acknowledged command
         self._lock_wake = threading.Event()
 
     def start(self, submit: Submit) -> None:
@@ -258,7 +259,6 @@ class SerialInput:
         again whenever the link comes back or the shoe reports another state, e.g. a 1.1
         shoe that locked itself when the host's keepalive stopped)."""
         self._lock_wanted = locked
-        self._lock_applied = None
         self._lock_wake.set()
 
     def set_lights(self, percent: int) -> None:
@@ -303,7 +303,9 @@ class SerialInput:
 
     def shoe_link(self) -> Any:
         """What the resume guard needs (game.shoe_link.ShoeLink): is the link up, and is
-        the draw lock in a state this host knows (acknowledged since the link came up)?"""
+        the draw lock in a state this host knows: the shoe acknowledged a ``set_lock``
+        since the link came up (the last acknowledged state is reported; a newer wish
+        may be on its way)?"""
         from shoe_controller.game.shoe_link import ShoeLink
 
         up = self.link_up.is_set() and self.link is not None and self.link.is_up
@@ -311,25 +313,24 @@ class SerialInput:
         if device is not None and "lock" not in device.capabilities:
             return ShoeLink(up, "none")
         applied = self._lock_applied
-        if not up or applied is None or applied != self._lock_wanted:
+        if not up or applied is None:
             return ShoeLink(up, "unknown")
         return ShoeLink(up, "engaged" if applied else "released")
 
-    def _device_disagrees(self) -> bool:
-        """The shoe's heartbeat shows a lock or lights other than what we set."""
-        state = getattr(self.link, "device_state", None)
-        if state is None:
-            return False
+    def _device_disagrees(self) -> tuple[bool, bool]:
+        """(lock, lights): does a heartbeat sent after our last acknowledged command
+        show a lock or lights other than what we set (a shoe that locked itself, a
+        brightness changed behind our back)?"""
+        link = self.link
+        state = getattr(link, "device_state", None)
+        if state is None or getattr(link, "state_count", 0) <= self._state_mark:
+            return False, False
         from firmware_bridge.protocol import STATE_LOCKED
 
         bits, brightness = state
-        if self._lock_applied is not None and bool(bits & STATE_LOCKED) != self._lock_applied:
-            self._lock_applied = None
-            return True
-        if self._lights_applied is not None and brightness != self._lights_applied:
-            self._lights_applied = None
-            return True
-        return False
+        lock = self._lock_applied is not None and bool(bits & STATE_LOCKED) != self._lock_applied
+        lights = self._lights_applied is not None and brightness != self._lights_applied
+        return lock, lights
 
     def _locker(self) -> None:
         """The one thread that sends the lock and the lights (with the link's acks)."""
@@ -338,17 +339,19 @@ class SerialInput:
             self._lock_wake.clear()
             if not self.link_up.is_set():
                 continue
-            self._device_disagrees()
-            want = self._lock_wanted
+            lock_off, lights_off = self._device_disagrees()
             try:
-                if want is not None and want != self._lock_applied:
+                want = self._lock_wanted
+                if want is not None and (want != self._lock_applied or lock_off):
                     self.link.set_lock(want)
+                    self._state_mark = getattr(self.link, "state_count", 0)
                     if self._lock_wanted == want:
                         self._lock_applied = want
                     log.info("shoe draw lock %s", "engaged" if want else "released")
                 lights = self._lights_wanted
-                if lights is not None and lights != self._lights_applied:
+                if lights is not None and (lights != self._lights_applied or lights_off):
                     self.link.set_lights(lights)
+                    self._state_mark = getattr(self.link, "state_count", 0)
                     if self._lights_wanted == lights:
                         self._lights_applied = lights
                     log.info("shoe lights set to %d%%", lights)

@@ -607,7 +607,10 @@ def test_resume_refusal_rule() -> None:
 def test_shoe_link_state_follows_the_link_and_the_lock_sim(sim: DeviceSimulator,
                                                           sim_in: Inputs) -> None:
     serial = sim_in.serial
-    serial.set_lock(True)
+    serial.set_lock(False)
+    wait_until(lambda: serial.shoe_link().lock == "released", what="lock acknowledged")
+    serial.set_lock(True)  # a pause: the lock state stays known while the command flies
+    assert serial.shoe_link().lock == "released"
     wait_until(lambda: serial.shoe_link().lock == "engaged", what="lock acknowledged")
     assert serial.shoe_link().up and sim.locked
     sim.unplug()
