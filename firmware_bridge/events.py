@@ -133,8 +133,11 @@ class BridgeFault:
     ``source="device"``: the firmware reported it; ``name`` is the fault's name
     (``exit_sensor_blocked``, ``scanner_error``, ``lock_jammed``, ... or ``fault_<code>``),
     ``code`` its number, ``seq``/``t_us`` as for every device event.
-    ``source="link"``: the host found it; ``name`` is one of ``events_lost`` (the device's
-    replay buffer no longer held events the host missed: ``detail`` says how many),
+    ``source="link"``: the host found it; ``name`` is one of ``events_lost`` (events the
+    host will never get: the device's replay buffer no longer held them, the device
+    restarted first, or ``replay_retries`` requests brought nothing; ``detail`` says how
+    many, which and why), ``flag_mismatch`` (a known type with the wrong SEQUENCED
+    flag, handled as its type says; once per type and device boot),
     ``protocol_mismatch`` (the device speaks another major protocol version), ``port_busy``
     (another process holds the port), ``open_failed`` (the port cannot be opened),
     ``no_answer`` (the port opened but nothing answered the hello: a stalled firmware, or

@@ -667,3 +667,35 @@ def test_the_daemon_refuses_resume_while_the_link_is_down_sim(sim: DeviceSimulat
     finally:
         run.stop()
         daemon.close()
+
+
+def test_a_read_before_its_exit_is_flagged_not_dealt_sim(sim: DeviceSimulator,
+                                                         sim_in: Inputs) -> None:
+    sim.card_read("D1-QH")
+    sim.card_exit()
+    assert sim_in.take(2) == [
+        UnreadableCard("scanner read 'D1-QH' without a card exit: not dealt"), UNREAD]
+
+
+def test_two_same_reads_for_one_exit_raw(raw: RawShoe, raw_in: Inputs) -> None:
+    raw.card_exit()
+    raw.card_read(b"D1-5H")
+    raw.card_read(b"D1-5H")
+    got = raw_in.take(2)
+    assert got[0] == card("5H") and got[1].kind == "duplicate_read"
+    assert raw_in.quiet() == []
+
+
+def test_the_lock_state_raw(raw: RawShoe, raw_in: Inputs) -> None:
+    serial = raw_in.serial
+    serial.set_lock(True)
+    wait_until(lambda: serial.shoe_link().lock == "engaged", what="lock acknowledged")
+    assert raw.locked and raw.commands(0x84)[-1] == b"\x01"
+    raw.locked = False  # the shoe reports another state: the host says it again
+    wait_until(lambda: raw.locked, what="the lock re-asserted")
+
+
+def test_keepalive_settings_are_checked() -> None:
+    with pytest.raises(ValueError, match="at least twice keepalive_interval"):
+        SerialConfig(keepalive_interval=0.5, keepalive_timeout=0.8)
+    assert SerialConfig(keepalive_timeout=0).keepalive_timeout == 0
