@@ -1,7 +1,8 @@
 """`shoe-controller replay FILE|-`: drive the pure game core from a recorded shoe.
 
-Everything is read and parsed first: a bad token exits with status 2 and a message
-naming it, before any output. Results are confirmed by ``RESULT`` tokens when the input
+Every token is checked first (a first pass over the input, streamed: memory stays
+bounded whatever its size): a bad token exits with status 2 and a message naming it,
+before any output. Results are confirmed by ``RESULT`` tokens when the input
 has any (the dealer confirms each round), else as soon as a round is complete; reveal
 tokens (``REVEAL_P``/``REVEAL_B``) turn the insurance side game on, with reveal buttons
 and confirmation by ``RESULT``. Then the
@@ -12,14 +13,19 @@ each, or one JSON object each (``--json``).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
+import tempfile
+from collections.abc import Iterator
+from typing import IO
 
+from shoe_controller.game import protection
 from shoe_controller.game.describe import describe
 from shoe_controller.game.events import encode_event
 from shoe_controller.game.inputs import ConfirmResult, Reveal, VoidInsurance
 from shoe_controller.game.insurance import InsuranceConfig
-from shoe_controller.game.protection import interleave
-from shoe_controller.game.replay_text import ReplayParseError, replay_inputs
+from shoe_controller.game.replay_text import ReplayParseError, iter_inputs, iter_tokens
 from shoe_controller.game.rules import Rules
 from shoe_controller.game.shoe import Shoe
 
@@ -62,41 +68,85 @@ def _rules(args: argparse.Namespace, confirm: str, insurance: bool) -> Rules:
     )
 
 
+#: Characters read at a time: memory stays bounded whatever the input's size.
+CHUNK = 1 << 16
+
+
+def _pieces(fh: IO[str], spool: IO[str] | None = None) -> Iterator[str]:
+    """``fh`` in pieces of :data:`CHUNK` characters (copied to ``spool`` as they pass)."""
+    while True:
+        piece = fh.read(CHUNK)
+        if not piece:
+            return
+        if spool is not None:
+            spool.write(piece)
+        yield piece
+
+
+def _check(fh: IO[str], spool: IO[str] | None) -> tuple[bool, bool]:
+    """First pass: every token parsed (ReplayParseError at the first bad one), nothing
+    kept but whether the input has RESULT and reveal tokens."""
+    insurance = confirm = False
+    for inp in iter_inputs(iter_tokens(_pieces(fh, spool))):
+        if isinstance(inp, Reveal | VoidInsurance):
+            insurance = True
+        elif isinstance(inp, ConfirmResult):
+            confirm = True
+    return insurance, confirm
+
+
 def run(args: argparse.Namespace) -> int:
     if not 1 <= args.decks <= 16:
         print(f"replay: --decks: expected 1-16, got {args.decks}", file=sys.stderr)
         return 2
     name = "<stdin>" if args.file == "-" else args.file
-    try:
-        if args.file == "-":
-            text = sys.stdin.read()
-        else:
-            with open(args.file, encoding="utf-8") as fh:
-                text = fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        print(f"replay: cannot read {name}: {exc}", file=sys.stderr)
-        return 2
-    try:
-        inputs = replay_inputs(text)
-    except ReplayParseError as exc:
-        print(f"replay: {name}: {exc}", file=sys.stderr)
-        return 2
-    # A recording with RESULT tokens comes from a table where the dealer confirms each
-    # result (an extra card before RESULT is then a misdeal of that round); without
-    # them, results are confirmed as soon as the round is complete.
-    # Reveal tokens come from an insurance table with reveal buttons, where each round
-    # stays open for the reveals until the dealer confirms it.
-    insurance = any(isinstance(i, Reveal | VoidInsurance) for i in inputs)
-    confirm = "button" if insurance or any(isinstance(i, ConfirmResult) for i in inputs) else (
-        "auto"
-    )
-    shoe = Shoe(_rules(args, confirm, insurance))
-    events = [ev for inp in inputs for ev in shoe.apply(inp)]
-    events = interleave(events, shoe.rules, analysis=args.analysis)  # game protection
-    if args.json:
-        text = "".join(encode_event(ev).decode() + "\n" for ev in events)
-    else:
-        text = "".join(describe(ev) + "\n" for ev in events)
-    sys.stdout.write(text)
-    sys.stdout.flush()
+    # Two passes, streaming (bounded memory whatever the size, issue 14): the first
+    # checks every token, so a bad one stops the replay before any output; the second
+    # runs the game core and prints as it goes. Standard input is spooled to a
+    # temporary file (disk, not memory) during the first pass.
+    with contextlib.ExitStack() as stack:
+        try:
+            if args.file == "-":
+                spool = stack.enter_context(tempfile.TemporaryFile(
+                    "w+", encoding="utf-8", newline=""))
+                first = sys.stdin
+            else:
+                spool = None
+                first = stack.enter_context(open(args.file, encoding="utf-8", newline=""))
+            insurance, confirm = _check(first, spool)
+            if spool is not None:
+                spool.seek(0)
+                second = spool
+            else:
+                stamp = os.fstat(first.fileno())
+                second = stack.enter_context(open(args.file, encoding="utf-8", newline=""))
+                again = os.fstat(second.fileno())
+                if (again.st_ino, again.st_size, again.st_mtime_ns) != (
+                        stamp.st_ino, stamp.st_size, stamp.st_mtime_ns):
+                    print(f"replay: {name}: the file changed while it was read",
+                          file=sys.stderr)
+                    return 2
+        except (OSError, UnicodeDecodeError) as exc:
+            print(f"replay: cannot read {name}: {exc}", file=sys.stderr)
+            return 2
+        except ReplayParseError as exc:
+            print(f"replay: {name}: {exc}", file=sys.stderr)
+            return 2
+        # A recording with RESULT tokens comes from a table where the dealer confirms
+        # each result (an extra card before RESULT is then a misdeal of that round);
+        # without them, results are confirmed as soon as the round is complete. Reveal
+        # tokens come from an insurance table with reveal buttons, where each round
+        # stays open for the reveals until the dealer confirms it.
+        shoe = Shoe(_rules(args, "button" if insurance or confirm else "auto", insurance))
+        pstate = protection.initial_state(shoe.rules)
+        write = sys.stdout.write
+        for inp in iter_inputs(iter_tokens(_pieces(second))):
+            for ev in shoe.apply(inp):
+                pstate, raised = protection.protect(pstate, ev)  # game protection
+                for out in (ev, *raised):
+                    if out is not ev and not args.analysis and out.type == "shoe_analysis":
+                        continue
+                    write(encode_event(out).decode() + "\n" if args.json
+                          else describe(out) + "\n")
+        sys.stdout.flush()
     return 0
