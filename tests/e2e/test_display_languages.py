@@ -55,12 +55,16 @@ OVERFLOW_JS = """(boxes) => {
     range.selectNodeContents(n);
     const r = range.getBoundingClientRect();
     if (!r.width && !r.height) continue;
-    const box = e.closest(boxes);
     const name = e.id || e.className || e.tagName;
     // its own element horizontally (the glyphs' content area may be taller than a
-    // line-height:1 box); its container and the screen both ways
+    // line-height:1 box); every container around it and the screen both ways
     if (out(r, e.getBoundingClientRect(), false)) bad.push(['element', name, n.textContent]);
-    if (box && out(r, box.getBoundingClientRect(), true)) bad.push(['box', name, n.textContent]);
+    for (let box = e.closest(boxes); box;
+         box = box.parentElement && box.parentElement.closest(boxes)) {
+      if (out(r, box.getBoundingClientRect(), true)) {
+        bad.push([box.id || box.className, name, n.textContent]);
+      }
+    }
     if (out(r, screen, true)) bad.push(['screen', name, n.textContent]);
   }
   return bad;
@@ -129,10 +133,9 @@ def fonts_used(cdp: Any, page: Any, checked: set[str]) -> dict[str, set[str]]:
     root = cdp.send("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
     ids = cdp.send("DOM.querySelectorAll", {"nodeId": root, "selector": "[data-gc]"})["nodeIds"]
     used: dict[str, set[str]] = {}
-    for node in ids:
+    assert len(ids) == len(texts)
+    for node, text in zip(ids, texts, strict=True):  # both in document order
         fonts = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]
-        index = cdp.send("DOM.getAttributes", {"nodeId": node})["attributes"]
-        text = texts[int(index[index.index("data-gc") + 1])]
         for f in fonts:
             if f["glyphCount"]:
                 used.setdefault(f["familyName"], set()).add(text)
