@@ -188,3 +188,16 @@ def test_bad_crc_short_and_empty_candidates():
     assert d.feed(encode_frame(b"")) == [] and d.stats.short == 1
     assert d.feed(encode_frame(b"\x01" * 5)) == [] and d.stats.short == 2  # 9 bytes
     assert d.feed(encode_frame(b"\x01" * 6)) == [b"\x01" * 6]  # the smallest: 10 bytes
+
+
+def test_decoder_counters_count_what_came():
+    d = FrameDecoder()
+    assert d.stats.as_dict() == {"bad_crc": 0, "bytes_in": 0, "cobs_errors": 0, "frames": 0,
+                                 "oversize": 0, "short": 0, "bad_frames": 0}
+    good = encode_frame(b"\x02\x00\x01\x00\x00\x00abc")
+    d.feed(good[:3])
+    d.feed(good[3:] + b"\x00\x00" + b"\x13\x00")
+    s = d.stats.as_dict()
+    assert s["bytes_in"] == len(good) + 4 and s["frames"] == 1
+    assert s["bad_frames"] == s["cobs_errors"] + s["bad_crc"] + s["short"] + s["oversize"] == 1
+    assert repr(d.stats).startswith("DecoderStats({")
