@@ -47,7 +47,7 @@ import time as _time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
 __all__ = [
     "FORMAT_VERSION",
@@ -247,15 +247,20 @@ class Journal:
         if existing:
             _check_holds_a_journal(path)
         lock_fd = None
+        made_lock = False
         if not readonly:
             parent = os.path.dirname(os.path.abspath(path))
             if not os.path.isdir(parent):
                 raise JournalError(f"journal {path}: directory {parent} does not exist")
+            made_lock = not os.path.lexists(path + ".lock")
             lock_fd = _lock_writer(path)
         try:
             conn = _open_checked(path, readonly)
         except BaseException:
             if lock_fd is not None:
+                if made_lock:  # a file that is no journal leaves no stray .lock behind
+                    with contextlib.suppress(OSError):
+                        os.unlink(path + ".lock")
                 os.close(lock_fd)
             raise
         journal = cls(path, conn)
@@ -629,6 +634,44 @@ def _rollback(conn: sqlite3.Connection) -> None:
         conn.execute("ROLLBACK")
 
 
+#: The columns of the journal's tables, in order (what ``_SCHEMA`` creates).
+_COLUMNS: Final = {
+    "meta": ("key", "value"),
+    "events": ("seq", "time", "type", "body", "prev_hash", "hash"),
+}
+
+
+def _schema_problem(conn: sqlite3.Connection) -> str | None:
+    """What makes the file not a journal's schema, or None; reads ``sqlite_master`` and
+    the tables' column lists only, never a row: ``meta`` and ``events`` (where present)
+    must be real tables with the journal's columns, and there must be no view and no
+    trigger at all (a view named ``events``, recursive, made ``journal verify`` hang; a
+    trigger would run code on every append).
+
+    >>> conn = sqlite3.connect(":memory:")
+    >>> _ = conn.executescript(_SCHEMA); _schema_problem(conn) is None
+    True
+    >>> _ = conn.executescript("DROP TABLE events; CREATE VIEW events AS SELECT 1")
+    >>> _schema_problem(conn)
+    "'events' is a view, not a table"
+    """
+    rows = conn.execute("SELECT type, name FROM sqlite_master").fetchall()
+    for kind, name in rows:
+        if kind in ("view", "trigger"):
+            return f"{name!r} is a {kind}, not a table" if name in _COLUMNS else (
+                f"it has a {kind} ({name!r}): a journal has none")
+    kinds = {name: kind for kind, name in rows}
+    for name, columns in _COLUMNS.items():
+        if name not in kinds:
+            continue
+        if kinds[name] != "table":
+            return f"{name!r} is a {kinds[name]}, not a table"
+        got = tuple(r[1] for r in conn.execute(f"PRAGMA table_info({name})"))
+        if got != columns:
+            return f"table {name!r} has columns {list(got)}, not {list(columns)}"
+    return None
+
+
 def _check_holds_a_journal(path: str) -> None:
     """Refuse (JournalCorrupt) a journal file that is missing or holds no journal, before
     SQLite would quietly make an empty database of it: what is missing, what to do."""
@@ -648,6 +691,10 @@ def _check_holds_a_journal(path: str) -> None:
     try:
         conn = sqlite3.connect(f"file:{os.path.abspath(path)}?mode=ro", uri=True)
         try:
+            problem = _schema_problem(conn)
+            if problem is not None:
+                raise JournalCorrupt(f"journal {path}: not a shoe-controller journal "
+                                     f"({problem}); refusing to read it. {restore}")
             tables = {r[0] for r in conn.execute(
                 "SELECT name FROM sqlite_master WHERE type = 'table'")}
             meta = dict(conn.execute("SELECT key, value FROM meta").fetchall()) \
@@ -670,6 +717,10 @@ def _open_checked(path: str, readonly: bool) -> sqlite3.Connection:
     conn = None
     try:
         conn = connect(path, readonly=readonly)
+        problem = _schema_problem(conn)  # before any query of a row (or of a view)
+        if problem is not None:
+            raise JournalCorrupt(f"journal {path}: not a shoe-controller journal "
+                                 f"({problem}); refusing to read it")
         if not readonly:
             with conn:
                 conn.executescript(_SCHEMA)
@@ -715,7 +766,7 @@ def _lock_writer(path: str) -> int:
     process dies, so a crash never leaves it stale; readers (audits) need no lock."""
     lock_path = path + ".lock"
     try:
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o640)
     except OSError as exc:
         raise JournalError(f"journal {path}: cannot create {lock_path} ({exc.strerror})"
                            ) from None
