@@ -111,7 +111,7 @@ def test_the_secured_listeners_refuse_strangers(tmp_path):
         pub.start()
         pub.append([{"type": "shoe_started", "shoe": 1, "decks": 8}])
         eventually(lambda: "refused" in (pub.last_error or ""), what="the refusal")
-        assert not pub.connected and pub.pending() == 3  # event, display state, head
+        assert not pub.connected and pub.pending() == 2
         pub.stop()
         journal.close()
 

@@ -140,6 +140,11 @@ def delete(conn: sqlite3.Connection, ids: Sequence[int]) -> None:
     conn.executemany("DELETE FROM outbox WHERE id = ?", [(i,) for i in ids])
 
 
-def pending_count(conn: sqlite3.Connection) -> int:
-    """Messages not yet acknowledged by the broker."""
-    return int(conn.execute("SELECT COUNT(*) FROM outbox").fetchone()[0])
+def pending_count(conn: sqlite3.Connection, *, with_head: bool = False) -> int:
+    """Messages not yet acknowledged by the broker. The retained head (re-signed every
+    few seconds, coalesced, re-derived from the journal at any time) is left out unless
+    ``with_head``: a fresh heartbeat head is not a message "left in the outbox"."""
+    if with_head:
+        return int(conn.execute("SELECT COUNT(*) FROM outbox").fetchone()[0])
+    return int(conn.execute("SELECT COUNT(*) FROM outbox WHERE coalesce_key IS NULL "
+                            "OR coalesce_key != 'head'").fetchone()[0])

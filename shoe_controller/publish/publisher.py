@@ -281,16 +281,17 @@ class Publisher:
 
     # -- state -----------------------------------------------------------------------
 
-    def pending(self) -> int:
-        """Messages in the outbox, not yet acknowledged by the broker."""
+    def pending(self, with_head: bool = False) -> int:
+        """Messages in the outbox, not yet acknowledged by the broker (the heartbeat
+        head only ``with_head``: see :func:`outbox.pending_count`)."""
         with self._read_lock:
             if self._read_conn is None:  # stopped: still answer (for a final report)
                 conn = connect(self.journal.path, readonly=True)
                 try:
-                    return outbox.pending_count(conn)
+                    return outbox.pending_count(conn, with_head=with_head)
                 finally:
                     conn.close()
-            return outbox.pending_count(self._read_conn)
+            return outbox.pending_count(self._read_conn, with_head=with_head)
 
     def held(self) -> int:
         """Journaled events held back by the release policy (an unconfirmed round)."""
@@ -313,7 +314,7 @@ class Publisher:
         self.stage_display()
         deadline = time.monotonic() + timeout
         while True:
-            if self.pending() == 0:
+            if self.pending(with_head=True) == 0:
                 return True
             left = deadline - time.monotonic()
             if left <= 0:
