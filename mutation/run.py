@@ -41,6 +41,7 @@ EQUIVALENT = ROOT / "mutation" / "equivalent.txt"
 
 GAME_TESTS = ["tests/test_game_shoe.py", "tests/test_shoe_supervisor_paths.py",
               "tests/test_shoe_state_reference.py", "tests/test_shoe_events_exact.py",
+              "tests/test_game_supervisor.py",
               "tests/test_reference_money.py", "tests/test_whole_shoe.py"]
 
 #: name -> (file to mutate, the tests that run against it)

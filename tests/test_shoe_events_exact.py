@@ -269,3 +269,58 @@ def test_reveal_counts_the_cards_of_the_hand_it_reveals():
     assert [e for e in evs if e.type == "hand_revealed"] == [E.HandRevealed(1, 1, "banker", 2)]
     _, evs = play(ins, I.NewShoe(), I.NewRound(), *cards("2C 9S 3D 8H 4H"), I.Reveal("player"))
     assert [e for e in evs if e.type == "hand_revealed"] == [E.HandRevealed(1, 1, "player", 3)]
+
+
+ANN = E.Operator(uid=1000, gid=1000, pid=42, user="ann")
+
+
+def test_supervisor_events_carry_who_did_it():
+    """docs/daemon.md: every supervisor action journaled with who did it."""
+    who = {"source": "socket", "operator": ANN}
+    _, evs = play(BUTTONS, I.NewShoe(), I.NewRound(), I.Pause("check", **who))
+    assert evs == [E.RoundPaused(1, 1, "check", **who)]
+    _, evs = play(BUTTONS, I.NewShoe(), I.NewRound(), I.Pause("check"), I.Resume(**who))
+    assert evs == [E.RoundResumed(1, 1, **who)]
+    _, evs = play(BUTTONS, I.NewShoe(), I.Pause(**who))
+    assert evs == [E.RoundPaused(1, None, "supervisor", **who)]
+    _, evs = play(BUTTONS, I.Pause(**who))
+    assert evs == [E.Fault(0, None, "input_refused", "pause before any shoe", **who)]
+    _, evs = play(BUTTONS, I.NewShoe(), I.NewRound(), I.UnreadableCard(), I.Resume(**who))
+    assert evs == [E.Fault(1, 1, "manual_card_required",
+                           "an unreadable card must be entered (or the round voided) first",
+                           **who)]
+
+
+def test_a_manual_card_is_stamped_once_with_who_entered_it():
+    who = {"source": "socket", "operator": ANN}
+    # the unread card is Banker's first; Player's first was 7S
+    _, evs = play(BUTTONS, I.NewShoe(), I.NewRound(), c("7S"), I.UnreadableCard(),
+                  I.ManualCard(parse_card("KC"), **who))
+    assert evs == [E.RoundResumed(1, 1, **who),
+                   E.CardDealt(1, 1, "banker", 1, "KC", None, source="manual", operator=ANN)]
+    # a second entry is refused, and says who tried
+    _, evs = play(BUTTONS, I.NewShoe(), I.NewRound(), c("7S"), I.UnreadableCard(),
+                  I.ManualCard(parse_card("KC")), I.ManualCard(parse_card("9D"), **who))
+    assert len(evs) == 1 and evs[0].kind == "input_refused" and evs[0].source == "socket"
+    assert evs[0].round == 1 and evs[0].operator == ANN
+
+
+def test_a_manual_burn_indicator_is_stamped():
+    _, evs = play({"burn": "first_card"}, I.NewShoe(), I.UnreadableCard(),
+                  I.ManualCard(parse_card("4D"), source="key"))
+    assert evs == [E.RoundResumed(1, None, source="key"),
+                   E.BurnIndicator(1, "4D", 4, source="manual")]
+
+
+def test_fault_fields():
+    _, evs = play(BUTTONS, I.NewShoe(), I.NewRound(), I.Fault("camera_lost", "usb"))
+    assert evs == [E.Fault(1, 1, "camera_lost", "usb"), E.RoundPaused(1, 1, "camera_lost")]
+
+
+def test_voided_insurance_closes_the_open_offers():
+    ins = {**BUTTONS, "insurance": InsuranceConfig(enabled=True)}
+    shoe, _ = play(ins, I.NewShoe(), I.NewRound(), *cards("2C 9S 3D 8H"),
+                   I.VoidInsurance("exposed"))
+    assert shoe.state.open_offers == () and shoe.state.insurance_void
+    # the next card closes nothing more
+    assert shoe.apply(c("4C"))[0].type == "card_dealt"
