@@ -448,3 +448,14 @@ def test_key_rotation_is_announced_in_the_feed_and_keeps_old_seqs_byte_identical
         device_keyring(journal, load_signing_key(
             str(state / f"signing.key.{old_pub.key_id}.old")), str(state / "signing.key"))
     journal.close()
+
+
+def test_an_older_head_from_a_broker_restarted_from_persistence_is_no_finding(table):
+    journal, _pub, lines = table
+    from shoe_controller.publish.payloads import head_payload
+    e = journal.entry(20)
+    stale = HEAD_T.encode() + b" " + head_payload("T1", journal.epoch, 20, e.hash, "t", KEY)
+    assert verify_capture([*lines, stale], [KEY.public], "T1").ok
+    wrong = HEAD_T.encode() + b" " + head_payload("T1", journal.epoch, 20, "ab" * 32, "t",
+                                                  KEY)
+    assert kinds(verify_capture([*lines, wrong], [KEY.public], "T1")) == {"fork": 1}

@@ -350,14 +350,14 @@ class FeedVerifier:
                                       f"does not follow epoch {self.current[:8]}", seq,
                                       epoch))
         st = self._epoch(epoch)
-        if st.head is not None and seq < st.head[0]:
-            return self._find(Finding("fork", f"the head went back from seq {st.head[0]} to "
-                                      f"{seq}", seq, epoch))
         have = st.events.get(seq)
         if have is not None and have[1]["hash"] != msg["hash"]:
             return self._find(Finding("fork", "the head names another hash for this seq",
                                       seq, epoch))
-        st.head = (seq, msg["hash"])
+        # An older head is no finding by itself: a broker restarted from its persistence
+        # retains the head it last saved. Its hash must still match (checked above).
+        if st.head is None or seq >= st.head[0]:
+            st.head = (seq, msg["hash"])
         return []
 
     def report(self) -> Report:
@@ -491,6 +491,7 @@ class Follower:
         self.next_seq = from_seq
         self.last_hash: str | None = None
         self.head: tuple[str, int] | None = None
+        self.head_hashes: dict[int, str] = {}
         self.buffer: dict[int, tuple[bytes, dict[str, Any]]] = {}
         self.later: list[tuple[str, bytes]] = []  # the next epoch's, until this one ends
         self.successor: tuple[str, int] | None = None
@@ -592,11 +593,11 @@ class Follower:
                 if self.epoch is None:
                     self.epoch = msg["epoch"]
                 if msg["epoch"] == self.epoch:
-                    if self.head is not None and msg["seq"] < self.head[1]:
-                        self._finding(Finding("fork", f"the head went back to {msg['seq']}",
-                                              msg["seq"], msg["epoch"]))
-                        return
-                    self.head = (msg["epoch"], msg["seq"])
+                    # older heads come back from a broker's persistence: keep the highest
+                    if self.head is None or msg["seq"] >= self.head[1]:
+                        self.head = (msg["epoch"], msg["seq"])
+                    self.head_hashes[msg["seq"]] = msg["hash"]
+                    self._check_head(msg["seq"])
                 return
             self._event(msg, checked.payload, topic)
 
@@ -641,7 +642,19 @@ class Follower:
             self.written += 1
             self.last_hash = msg["hash"]
             self.next_seq += 1
+            self._check_head(self.next_seq - 1)
         self._maybe_switch()
+
+    def _check_head(self, seq: int) -> None:
+        """A head and the event written at its seq must agree (else a fork)."""
+        want = self.head_hashes.get(seq)
+        if want is not None and seq < self.next_seq and seq == self.next_seq - 1 \
+                and self.last_hash is not None and want != self.last_hash:
+            self._finding(Finding("fork", "the head names another hash for this seq", seq,
+                                  self.epoch))
+        if len(self.head_hashes) > 64:  # only recent heads matter
+            for s in sorted(self.head_hashes)[:-32]:
+                del self.head_hashes[s]
 
     def _maybe_switch(self) -> None:
         if self.successor is None or self.next_seq <= self.successor[1]:
@@ -650,6 +663,7 @@ class Follower:
         self.successor, self.next_seq, self.last_hash = None, 1, None
         self.buffer.clear()
         self.head = None
+        self.head_hashes = {}
         later, self.later = self.later, []
         for topic, payload in later:
             self.receive(topic, payload)
