@@ -264,7 +264,8 @@ class DealerView:
             return replace(v, paused=True)
         if kind == "round_resumed":
             return replace(v, paused=False, alarm=None)
-        if kind == "fault":
+        if kind == "fault" and event_field(event, "kind") != "input_refused":
+            # (a refusal answers the supervisor's own action: it calls nobody)
             return replace(v, alarm=("fault", str(event_field(event, "kind"))))
         if kind == "integrity_alert" and event_field(event, "kind") not in INFO_ALERTS:
             return replace(v, alarm=("integrity_alert", str(event_field(event, "kind"))))
