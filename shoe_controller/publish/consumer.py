@@ -574,7 +574,15 @@ class Follower:
         self.on_finding(f)
 
     def receive(self, topic: str, payload: bytes) -> None:
-        """One message from the broker (any thread)."""
+        """One message from the broker (any thread). Never raises: paho's network
+        thread calls it, and no payload may stop the follower."""
+        try:
+            self._receive(topic, payload)
+        except Exception as exc:
+            self._finding(Finding("malformed", f"unexpected {type(exc).__name__} on "
+                                               f"{str(topic)[:80]}"))
+
+    def _receive(self, topic: str, payload: bytes) -> None:
         with self._lock:
             checked = check_message(topic, payload, self.keys, self.table)
             if isinstance(checked, Finding):
@@ -666,7 +674,7 @@ class Follower:
         self.head_hashes = {}
         later, self.later = self.later, []
         for topic, payload in later:
-            self.receive(topic, payload)
+            self._receive(topic, payload)
 
     def missing(self) -> tuple[int, int] | None:
         """The range to ask for now, if any: up to the next buffered event, else up to
