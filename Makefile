@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint bench clean mutation
+.PHONY: run test lint bench clean mutation lock
 
 $(STAMP): pyproject.toml shoe_controller/display/package-lock.json
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,13 @@ test: $(STAMP)
 ## One module: make mutation MODULES=settlement
 mutation: $(STAMP)
 	nice -n 10 $(PY) mutation/run.py $(MODULES)
+
+## lock: regenerate requirements.lock (the hashed deployment lock, docs/deploy.md) from
+## pyproject.toml's dependencies; run it after changing them (tests/test_lock.py checks).
+LOCK_FLAGS := --quiet --generate-hashes --strip-extras --allow-unsafe \
+	--no-emit-index-url --no-emit-find-links --no-emit-trusted-host
+lock: $(STAMP)
+	$(VENV)/bin/pip-compile $(LOCK_FLAGS) --output-file=requirements.lock pyproject.toml
 
 bench: $(STAMP)
 	for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
