@@ -26,15 +26,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     v = sub.add_parser("verify", help="check a capture of the casino feed")
     v.add_argument("file", help="capture file (mosquitto_sub -v lines), or - for stdin")
-    v.add_argument("--pubkey", required=True, metavar="PUB",
-                   help="the device's public key: signing.pub, its text, or a PEM file")
+    v.add_argument("--pubkey", required=True, metavar="PUB", action="append",
+                   help="the device's public key: signing.pub, its text, or a PEM file "
+                        "(again for each key a capture may be signed with)")
     v.add_argument("--table", help="the table the capture must be of")
     v.add_argument("--json", action="store_true", help="the report as one JSON object")
     f = sub.add_parser("follow", help="follow a table live, verified and gap-filled")
     f.add_argument("--broker", required=True, metavar="URL",
                    help="mqtt://HOST[:PORT] or mqtts://HOST[:PORT]")
     f.add_argument("--table", required=True)
-    f.add_argument("--pubkey", required=True, metavar="PUB")
+    f.add_argument("--pubkey", required=True, metavar="PUB", action="append")
     f.add_argument("--out", metavar="FILE", help="append the events here (default stdout)")
     f.add_argument("--prefix", default="shoe", help="topic prefix (default shoe)")
     f.add_argument("--from-seq", type=int, default=1, metavar="N",
@@ -46,10 +47,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     f.add_argument("--seconds", type=float, help="stop after this long (default: never)")
 
 
-def _keys(spec: str) -> list:
+def _keys(specs: list[str]) -> list:
     from shoe_controller.keys import load_public_key
 
-    return [load_public_key(spec)]
+    return [load_public_key(spec) for spec in specs]
 
 
 def run(args: argparse.Namespace) -> int:
