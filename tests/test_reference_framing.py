@@ -201,3 +201,23 @@ def test_decoder_counters_count_what_came():
     assert s["bytes_in"] == len(good) + 4 and s["frames"] == 1
     assert s["bad_frames"] == s["cobs_errors"] + s["bad_crc"] + s["short"] + s["oversize"] == 1
     assert repr(d.stats).startswith("DecoderStats({")
+
+
+def test_the_longest_frame_may_arrive_before_its_delimiter():
+    payload = _nonzero_payload(512, 3)
+    wire = encode_frame(payload)
+    d = FrameDecoder()
+    assert d.feed(wire[:-1]) == []          # 519 bytes held, not yet a frame
+    assert d.feed(b"\x00") == [payload]
+    assert d.stats.oversize == 0
+
+
+def test_every_oversize_candidate_is_counted():
+    big = b"\x07" * 600
+    d = FrameDecoder()
+    assert d.feed(big + b"\x00" + big + b"\x00") == []   # both whole in one chunk
+    assert d.stats.oversize == 2
+    d.feed(big)          # and two more arriving without their delimiter yet
+    d.feed(b"\x00" + big)
+    d.feed(b"\x00")
+    assert d.stats.oversize == 4 and d.stats.bad_frames == 4
