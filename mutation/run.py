@@ -168,9 +168,10 @@ def results(workdir: Path, env: dict[str, str]) -> dict[str, str]:
 
 
 def run_module(name: str, nice: int, max_children: int, only: list[str] | None = None,
-               report_only: bool = False) -> dict[str, object]:
+               report_only: bool = False, workdir_name: str | None = None
+               ) -> dict[str, object]:
     target, tests = MODULES[name]
-    workdir = BUILD / name
+    workdir = BUILD / (workdir_name or name)
     if not report_only:
         _copy_tree(workdir)
         _write_config(workdir, name, target, tests)
@@ -223,6 +224,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, help="also write the figures to this file")
     ap.add_argument("--only", action="append",
                     help="run only the mutants matching this name pattern (a quick check)")
+    ap.add_argument("--as", dest="workdir_name", metavar="DIR",
+                    help="work in build/mutation/DIR (e.g. a recheck of survivors beside a "
+                         "run still going)")
+    ap.add_argument("--only-file", type=Path,
+                    help="run only the mutants named in this file, one per line")
     ap.add_argument("--report", action="store_true",
                     help="run nothing: report the results already in build/mutation/<module>")
     args = ap.parse_args(argv)
@@ -238,7 +244,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'module':12}{'mutants':>8}{'killed':>8}{'(hang)':>7}{'survived':>9}"
           f"{'equiv.':>7}{'other':>6}{'score':>8}{'time':>7}{'unrun':>7}", flush=True)
     for name in names:
-        r = run_module(name, args.nice, args.max_children, args.only, args.report)
+        only = list(args.only or [])
+        if args.only_file:
+            only += [x.strip() for x in args.only_file.read_text().split() if x.strip()]
+        r = run_module(name, args.nice, args.max_children, only or None, args.report,
+                       args.workdir_name)
         rows.append(r)
         print(f"{name:12}{r['mutants']:>8}{r['killed']:>8}{r['timeouts']:>7}"
               f"{r['survived']:>9}{r['equivalent']:>7}{len(r['other']):>6}"
