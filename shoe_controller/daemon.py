@@ -43,11 +43,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from shoe_controller.dealer.lights import Lights, event_type, project, supervisor_key
-from shoe_controller.game.inputs import Fault, Input, Resume
+from shoe_controller.dealer.lights import (
+    Lights,
+    event_type,
+    project,
+    supervisor_key,
+    with_notice,
+)
+from shoe_controller.game.inputs import Fault, Input, Pause, Resume
 from shoe_controller.game.shoe_link import ShoeLink, resume_refusal
-from shoe_controller.journal import Checkpointer, Journal
+from shoe_controller.journal import Checkpointer, Journal, JournalError
 from shoe_controller.sdnotify import Notifier
+from shoe_controller.storage import DiskGuard
 
 __all__ = [
     "ConfigRefused",
@@ -244,8 +251,11 @@ class Daemon:
         notifier: Notifier | None = None,
         clock: Callable[[], float] = time.monotonic,
         fingerprints: Any | None = None,
+        disk: DiskGuard | None = None,
     ) -> None:
         self.journal = journal
+        #: free space against the reserve (None: only write failures are caught)
+        self.disk = disk
         self.fingerprints = fingerprints
         self.publisher = publisher
         self.station = station
@@ -279,6 +289,14 @@ class Daemon:
         self._unprotected: list[Any] = []
         self._unprotected_since = 0.0
         self._unprotected_ends = 0
+        #: why play is stopped for storage ("disk full..."), None when it is not
+        self.disk_full: str | None = None
+        #: event batches decided but not yet journaled (a write failed): kept in memory,
+        #: in order, and written when space returns; ("core"|"projection", events)
+        self._held: list[tuple[str, list[Any]]] = []
+        self._last_disk_try = 0.0
+        #: (UTC time, kind, detail) of the last fault an input or the daemon reported
+        self.last_fault: tuple[str, str, str] | None = None
 
     # -- inputs ------------------------------------------------------------------------
 
@@ -434,6 +452,9 @@ class Daemon:
         parts.append(f"seq {self._status_seq or 0}")
         if self._status_outbox is not None:
             parts.append(f"outbox {self._status_outbox}")
+        if self.disk_full is not None:
+            parts.append("DISK FULL" + (f" ({len(self._held)} batch(es) held in memory)"
+                                        if self._held else ""))
         return ", ".join(parts)
 
     # -- the core loop -------------------------------------------------------------------
@@ -454,11 +475,14 @@ class Daemon:
         """
         if item.origin in ("key_on", "key_off"):
             self.lights = supervisor_key(self.lights, on=item.origin == "key_on")
+            if self.disk_full is not None:
+                self.lights = with_notice(self.lights, "disk full")
         inp = item.input
         if isinstance(inp, Fault):
             # Each adapter reports a problem once (until it is over): so is the log line,
             # whether or not the game core makes an event of it (between shoes it may not).
             log.warning("fault from %s: %s: %s", item.origin, inp.kind, inp.detail)
+            self._note_fault(inp.kind, inp.detail)
         before = self.core.state
         decided: list[Any] = []
         try:
@@ -480,6 +504,15 @@ class Daemon:
             if refusal is not None:  # journaled: the supervisor and the casino see it
                 inp = Fault("resume_refused", refusal)
         entries: list[Any] = []
+        if inp is not None and self.disk_full is not None and isinstance(inp, Resume):
+            log.warning("resume refused: %s", self.disk_full)
+            self.inputs_handled += 1
+            self._show()
+            return entries
+        if inp is not None and self.disk_full is None and self.disk is not None \
+                and not self._in_round() and self.disk.low():
+            # before a round opens: no new round below the reserve
+            self._stop_for_disk(f"disk full: {self.disk.describe()} on {self.disk.dir}")
         if inp is not None:
             try:
                 events, state = self.core.decide(inp)
@@ -497,27 +530,136 @@ class Daemon:
                     log.exception("the game core cannot even record the fault")
                     events = []
             if events:
-                entries = self._journal(events)
-                decided.extend(events)
+                committed = self._commit("core", events)
+                if committed is not None:
+                    decided.extend(events)
                 self.core.state = state
-                self._outputs(events, entries)
-                due = self._unprotected_ends > 0  # a round's analysis waits already
-                if not self._unprotected:
-                    self._unprotected_since = self.clock()
-                self._unprotected += events
-                self._unprotected_ends += sum(
-                    1 for ev in events if event_type(ev) in _ROUND_ENDS)
-                # Deferred, but never past the next input after a round end, nor
-                # PROJECTION_MAX_WAIT (a flood of inputs): analyses must not pile up.
-                if (not defer_projection or due
-                        or self.clock() - self._unprotected_since >= PROJECTION_MAX_WAIT):
-                    entries += self.run_projection()
+                if committed is not None:
+                    entries = self._after_core(events, committed, defer_projection)
         self.inputs_handled += 1
-        if not entries and self.station is not None:
-            self.station.show(self.lights)
-        if entries:
+        if not entries:
+            self._show()
+        if entries or self._held:
             self._update_lock()
         return entries
+
+    def _after_core(self, events: list[Any], entries: list[Any],
+                    defer_projection: bool) -> list[Any]:
+        """The core's ``events`` are journaled as ``entries``: outputs, then the
+        projection (deferred or not). Returns the entries with the projection's."""
+        self._outputs(events, entries)
+        due = self._unprotected_ends > 0  # a round's analysis waits already
+        if not self._unprotected:
+            self._unprotected_since = self.clock()
+        self._unprotected += events
+        self._unprotected_ends += sum(1 for ev in events if event_type(ev) in _ROUND_ENDS)
+        # Deferred, but never past the next input after a round end, nor
+        # PROJECTION_MAX_WAIT (a flood of inputs): analyses must not pile up.
+        if (not defer_projection or due
+                or self.clock() - self._unprotected_since >= PROJECTION_MAX_WAIT):
+            entries = entries + self.run_projection()
+        return entries
+
+    # -- storage -------------------------------------------------------------------------
+
+    def _in_round(self) -> bool:
+        return getattr(self.core.state, "open_round", None) is not None
+
+    def _commit(self, kind: str, events: list[Any]) -> list[Any] | None:
+        """Journal ``events``; None when they are held in memory instead (a write failed,
+        or earlier events are held: nothing may overtake them). The caller adopts the
+        state they lead to either way; their outputs wait until they are written."""
+        if self._held:
+            self._held.append((kind, events))
+            return None
+        try:
+            return self._journal(events)
+        except JournalError as exc:
+            self._held.append((kind, events))
+            self.errors += 1
+            why = f"cannot write the journal: {exc}"
+            if self.disk is not None:
+                why += f" ({self.disk.describe()})"
+            self._stop_for_disk(why)
+            return None
+
+    def _stop_for_disk(self, why: str) -> None:
+        """Stop play for storage, once per episode: the shoe's draw lock, the panel's
+        alarm with ``disk full``, and a ``disk_full`` fault (and a pause between rounds)
+        for the casino — journaled at once when space allows (below the reserve there is
+        still room), else held with the round in memory until space returns."""
+        if self.disk_full is not None:
+            return
+        self.disk_full = why
+        log.error("%s: play stops (no new round, draw lock engaged) until space is freed; "
+                  "nothing journaled is lost", why)
+        self._note_fault("disk_full", why)
+        self.lights = with_notice(self.lights, "disk full")
+        self._update_lock()
+        self._show()
+        state = self.core.state
+        events = list(self.core._decide(state, Fault("disk_full", why)))
+        for ev in events:
+            state = self.core._evolve(state, ev)
+        if getattr(state, "paused", None) is None and getattr(state, "shoe", 0) \
+                and getattr(state, "phase", "") not in ("no_shoe", "ended"):
+            more = list(self.core._decide(state, Pause("disk full")))
+            for ev in more:
+                state = self.core._evolve(state, ev)
+            events += more
+        if not events:
+            return
+        committed = self._commit("core", events)
+        self.core.state = state
+        if committed is not None:
+            self._after_core(events, committed, defer_projection=True)
+        self._update_lock()
+
+    def storage_tick(self, force: bool = False) -> bool:
+        """While stopped for storage, at most once a second (``force``: now): when free
+        space is back above the reserve, write what is held, in order, and give play
+        back to the supervisor (the round stays paused until they resume). True when
+        play is no longer stopped for storage."""
+        if self.disk_full is None:
+            return True
+        now = self.clock()
+        if not force and now - self._last_disk_try < 1.0:
+            return False
+        self._last_disk_try = now
+        if self.disk is not None and self.disk.low():
+            return False
+        written = 0
+        while self._held:
+            kind, events = self._held[0]
+            try:
+                entries = self._journal(events)
+            except JournalError as exc:
+                log.debug("still cannot write the journal: %s", exc)
+                return False
+            self._held.pop(0)
+            written += len(events)
+            if kind == "core":
+                self._after_core(events, entries, defer_projection=True)
+            else:
+                self._outputs(events, entries)
+        log.warning("disk space is back (%s): %d held event(s) journaled; the round "
+                    "stays paused until the supervisor resumes it",
+                    self.disk.describe() if self.disk is not None else "writes succeed",
+                    written)
+        self.disk_full = None
+        self.lights = with_notice(self.lights, None)
+        self._update_lock()
+        self._show()
+        return True
+
+    def _note_fault(self, kind: str, detail: str) -> None:
+        from shoe_controller.journal import utc_timestamp
+
+        self.last_fault = (utc_timestamp(), kind, detail)
+
+    def _show(self) -> None:
+        if self.station is not None:
+            self.station.show(self.lights)
 
     def run_projection(self) -> list[Any]:
         """Run the game-protection projection over the core's events it has not seen
@@ -535,9 +677,11 @@ class Daemon:
             return []
         more: list[Any] = []
         if raised:
-            more = self._journal(raised)
+            committed = self._commit("projection", raised)
             self.core.state, self.core.pstate = state, pstate
-            self._outputs(raised, more)
+            if committed is not None:
+                more = committed
+                self._outputs(raised, more)
             self._update_lock()
         else:
             self.core.pstate = pstate
@@ -555,7 +699,8 @@ class Daemon:
 
     def _update_lock(self) -> None:
         """Keep the shoe's draw lock engaged exactly while play is paused."""
-        paused = getattr(self.core.state, "paused", None) is not None
+        paused = getattr(self.core.state, "paused", None) is not None \
+            or self.disk_full is not None
         if paused != self._locked:
             self._locked = paused
             for source in self.sources:
@@ -566,6 +711,8 @@ class Daemon:
     def _outputs(self, events: Sequence[Any], entries: Sequence[Any]) -> None:
         for ev in events:
             self.lights = project(self.lights, ev)
+        if self.disk_full is not None:
+            self.lights = with_notice(self.lights, "disk full")
         if self.station is not None:
             self.station.show(self.lights)
         for observer in list(self.observers):
@@ -603,6 +750,8 @@ class Daemon:
     def _loop(self, interval: float, tick: float) -> None:
         while not self.stopping.is_set():
             timeout = PROJECTION_IDLE if self._unprotected else tick
+            if self.disk_full is not None:
+                timeout = min(timeout, 0.25)
             if self._display_waits() is not None:
                 timeout = DISPLAY_IDLE
             try:
@@ -620,6 +769,8 @@ class Daemon:
                 self.publisher.stage_display()
             elif self._unprotected:  # idle: now the analysis
                 self.run_projection()
+            if self.disk_full is not None:
+                self.storage_tick()
             now = self.clock()
             if now - self._last_watchdog >= interval:
                 self.notifier.watchdog()
@@ -646,6 +797,12 @@ class Daemon:
     def close(self, flush_timeout: float = 2.0) -> None:
         """Stop inputs, give the publisher a moment, close the station and the journal."""
         self.notifier.stopping()
+        if self._held and not self.storage_tick(force=True):
+            lost = [event_type(ev) for _, batch in self._held for ev in batch]
+            log.error("stopping while the disk is full: %d event(s) decided since the disk "
+                      "filled could not be journaled (%s); the shoe resumes from the last "
+                      "journaled event: check the cards out of the shoe since then",
+                      len(lost), ", ".join(lost))
         for source in self.sources:
             with contextlib.suppress(Exception):
                 source.stop()
@@ -864,7 +1021,8 @@ def build_daemon(config: Any, state_dir: str, *, cards: str = "camera",
         journal.close()
         raise DaemonError(str(exc)) from None
     daemon = Daemon(rules=config.rules, journal=journal, analytics=analytics,
-                    publisher=publisher, fingerprints=fingerprints)
+                    publisher=publisher, fingerprints=fingerprints,
+                    disk=DiskGuard(path, getattr(jcfg, "reserve_bytes", 0)))
     try:
         daemon.station = Station(_section(config, "gpio", GpioConfig), daemon.submit)
     except StationError as exc:

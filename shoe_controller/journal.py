@@ -567,6 +567,8 @@ class Checkpointer:
         self.idle, self.every, self.max_wait = idle, every, max_wait
         self.runs = 0
         self.last: tuple[int, int] | None = None
+        #: the last checkpoint failed (reported once until one works again)
+        self.failing = False
         self._done_through = 0.0  # appended_at covered by the last checkpoint
         self._halt = threading.Event()
         self._cond = threading.Condition()
@@ -614,9 +616,15 @@ class Checkpointer:
         try:
             result = self.journal.checkpoint()
         except sqlite3.Error as exc:
-            _log.warning("journal %s: WAL checkpoint failed (%s); the WAL keeps every "
-                         "commit, retrying in %.0f s", self.journal.path, exc, self.every)
+            # once per spell of failures (a full disk fails every retry until it is freed)
+            level = logging.DEBUG if self.failing else logging.WARNING
+            self.failing = True
+            _log.log(level, "journal %s: WAL checkpoint failed (%s); the WAL keeps every "
+                     "commit, retrying every %.0f s", self.journal.path, exc, self.every)
             return
+        if self.failing:
+            _log.info("journal %s: WAL checkpoints work again", self.journal.path)
+            self.failing = False
         with self._cond:
             self._done_through = mark
             self.last = result

@@ -46,7 +46,8 @@ from typing import Any
 
 from shoe_controller.dealer.config import LED_NAMES
 
-__all__ = ["FAULT_EVENTS", "Lights", "event_field", "event_type", "project", "supervisor_key"]
+__all__ = ["FAULT_EVENTS", "Lights", "event_field", "event_type", "project", "supervisor_key",
+           "with_notice"]
 
 #: Domain event types that call the supervisor (integrity_alert: see ``_is_fault``).
 FAULT_EVENTS = frozenset({"misdeal", "fault", "integrity_alert"})
@@ -67,6 +68,9 @@ class Lights:
     lit: frozenset[str] = frozenset()
     buzzer: bool = False
     key_on: bool = False
+    #: a condition of the table itself, not of the game, shown until it is over
+    #: (``"disk full"``): Fault stays lit meanwhile
+    notice: str | None = None
 
     def led(self, name: str) -> bool:
         """Whether LED ``name`` (one of config.LED_NAMES) is lit.
@@ -150,6 +154,27 @@ def project(state: Lights, event: Any) -> Lights:
         # With the key already on the supervisor is at the table: light, do not sound.
         return replace(state, lit=lit | {"fault"}, buzzer=not state.key_on)
     return state
+
+
+def with_notice(state: Lights, notice: str | None) -> Lights:
+    """The panel with ``notice`` shown (Fault lit; the buzzer sounds when the notice is
+    new, unless the supervisor's key is on), or with no notice (Fault is left to the
+    events: the fault the daemon journaled stays lit until the round is resumed).
+
+    >>> s = with_notice(Lights(), "disk full")
+    >>> sorted(s.lit), s.buzzer, s.notice
+    (['fault'], True, 'disk full')
+    >>> s = with_notice(supervisor_key(s, on=True), "disk full")
+    >>> s.buzzer, s.notice
+    (False, 'disk full')
+    >>> with_notice(s, None).notice is None
+    True
+    """
+    if notice is None:
+        return replace(state, notice=None) if state.notice is not None else state
+    fresh = state.notice != notice
+    return replace(state, lit=state.lit | {"fault"}, notice=notice,
+                   buzzer=state.buzzer or (fresh and not state.key_on))
 
 
 def supervisor_key(state: Lights, on: bool) -> Lights:

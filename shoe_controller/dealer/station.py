@@ -87,6 +87,8 @@ def render_lights(lights: Lights) -> Any:
         text.append(("● " if lit else "○ ") + _LABELS[name], _COLOURS[name] if lit else "dim")
     if lights.buzzer:
         text.append("  ♪ BUZZER", "bold red blink")
+    if lights.notice:
+        text.append(f"  {lights.notice.upper()}", "bold red")
     return text
 
 

@@ -153,10 +153,19 @@ class JournalConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     #: SQLite file. A relative path is taken inside the state directory
     #: (``--state-dir``, or systemd's ``$STATE_DIRECTORY``).
     path: str = "journal.sqlite3"
+    #: Free space (MB) kept on the journal's filesystem: below it no new round opens and
+    #: play stops with a ``disk_full`` fault until space is freed (docs/daemon.md). It must
+    #: hold at least a round and its messages; 0 turns the check off (write failures are
+    #: still caught).
+    reserve_mb: Annotated[float, msgspec.Meta(ge=0)] = 64.0
 
     def resolve(self, state_dir: str | os.PathLike[str]) -> str:
         """The journal's path, relative ones resolved against ``state_dir``."""
         return os.path.join(os.fspath(state_dir), os.path.expanduser(self.path))
+
+    @property
+    def reserve_bytes(self) -> int:
+        return int(self.reserve_mb * 1024 * 1024)
 
 
 def read_secret_file(path: str, what: str) -> bytes:

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -55,6 +56,7 @@ from shoe_controller.journal import (
     Journal,
     JournalEntry,
     JournalError,
+    _rollback,
     canonical_json,
     connect,
     utc_timestamp,
@@ -71,6 +73,7 @@ from shoe_controller.publish.payloads import (
 from shoe_controller.publish.release import ReleaseState, step
 from shoe_controller.publish.sender import Sender
 from shoe_controller.publish.topics import Topics
+from shoe_controller.storage import is_storage_full
 
 __all__ = ["Publisher"]
 
@@ -169,7 +172,15 @@ class Publisher:
         if self._sender.started or self._stopped:
             return  # already started (a stopped publisher is not restarted)
         with self._stage_lock:
-            self._ensure_caught_up()
+            try:
+                self._ensure_caught_up()
+            except (sqlite3.OperationalError, JournalError) as exc:
+                if not (is_storage_full(exc) or self._caught_up):
+                    raise
+                # A full disk: the events are journaled; their messages are staged with
+                # the next append (which reads the gap back from the journal).
+                log.warning("outbox: cannot stage the journal's unstaged events now (%s); "
+                            "they are staged once there is space", exc)
         if not self.config.enabled:
             log.info("mqtt disabled: events are journaled, nothing is published")
             return
@@ -271,7 +282,7 @@ class Publisher:
                 rows = outbox.stage(self._conn, messages, new[-1].seq)
                 self._conn.execute("COMMIT")
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                _rollback(self._conn)
                 raise
             self._release = release
             self._staged_through = new[-1].seq
@@ -448,9 +459,12 @@ class Publisher:
             return
         try:
             rows = self._stage_display_row(new_bytes)
-        except Exception:
-            log.exception("outbox: cannot stage the display state (re-sent with the next "
-                          "change or reconnect)")
+        except Exception as exc:
+            if is_storage_full(exc):  # the daemon reports the full disk itself
+                log.debug("outbox: cannot stage the display state: %s", exc)
+            else:
+                log.exception("outbox: cannot stage the display state (re-sent with the "
+                              "next change or reconnect)")
             return
         self._display_bytes = new_bytes
         self._staged(rows)
@@ -550,7 +564,12 @@ class Publisher:
         with self._stage_lock:
             if not self._display_on or self._display_bytes is None or self._stopped:
                 return
-            self._staged(self._stage_display_row(self._display_bytes), fast=False)
+            try:
+                rows = self._stage_display_row(self._display_bytes)
+            except sqlite3.OperationalError as exc:  # a full disk: the next change sends it
+                log.warning("outbox: cannot stage the display state again (%s)", exc)
+                return
+            self._staged(rows, fast=False)
 
     def _stage_display_row(self, payload: bytes) -> list[outbox.Row]:
         """(under _stage_lock) Commit ``payload`` as the retained display state's outbox
@@ -562,7 +581,9 @@ class Publisher:
                 coalesce_key="display")], self._staged_through)
             self._conn.execute("COMMIT")
         except BaseException:
-            self._conn.execute("ROLLBACK")
+            # SQLite rolls a transaction back itself when the disk is full: a ROLLBACK
+            # then fails with "no transaction is active" and hides the real error.
+            _rollback(self._conn)
             raise
         return rows
 

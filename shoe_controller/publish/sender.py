@@ -26,13 +26,14 @@ calls them holding its own locks.
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from shoe_controller.journal import connect
+from shoe_controller.journal import _rollback, connect
 from shoe_controller.publish import outbox
 
 __all__ = ["RETRY_AFTER_REFUSAL", "Sender"]
@@ -160,6 +161,8 @@ class Sender:
     def _loop(self) -> None:
         conn = connect(self._db_path, synchronous="NORMAL", autocheckpoint=False)
         retry: dict[int, float] = {}     # refused row id -> when to try again
+        undeleted: list[int] = []         # acknowledged, not yet deleted (disk full)
+        warned = False
         try:
             while True:
                 with self._cond:
@@ -171,13 +174,28 @@ class Sender:
                     self._acks.clear()
                     self._work = False
                     reconnected, self._reconnected = self._reconnected, False
-                done = self._settle(acks, retry)
+                done = undeleted + self._settle(acks, retry)
+                undeleted = []
                 if done:
-                    conn.execute("BEGIN IMMEDIATE")
-                    outbox.delete(conn, done)
-                    conn.execute("COMMIT")
-                    with self._cond:
-                        self._cond.notify_all()  # flush() waiters
+                    try:
+                        conn.execute("BEGIN IMMEDIATE")
+                        outbox.delete(conn, done)
+                        conn.execute("COMMIT")
+                    except sqlite3.OperationalError as exc:
+                        # A full disk: the rows stay (sent again after a restart at
+                        # worst: consumers de-duplicate by seq); delete them later.
+                        _rollback(conn)
+                        undeleted = done
+                        if not warned:
+                            log.warning("outbox: cannot delete %d acknowledged message(s) "
+                                        "(%s); retrying", len(done), exc)
+                        warned = True
+                        with self._cond:
+                            self._cond.wait(_IDLE_WAIT * 4)
+                    else:
+                        warned = False
+                        with self._cond:
+                            self._cond.notify_all()  # flush() waiters
                 if reconnected:
                     self._on_reconnect()
                 link = self.link

@@ -68,6 +68,8 @@ log = logging.getLogger("shoe_controller.sim")
 INJECT_KINDS = ("extra-card", "unreadable", "foreign", "broker-outage")
 #: Integrity alerts that are information for the pit, not a stop at the table.
 INFO_ALERTS = frozenset({"advantage"})
+#: Seconds between the supervisor's tries to resume a round paused with no alarm waiting.
+RESUME_EVERY = 1.0
 
 
 # -- [simulate] ---------------------------------------------------------------------------
@@ -313,7 +315,8 @@ class Holds:
 
 #: How the dealer's hands reach the daemon: ``card(card)`` (a card passes the reader),
 #: ``unreadable(card)``, ``foreign(payload)``, ``cut()``, ``new_shoe()``, ``press(name)``,
-#: ``key(on)``, ``manual(card)``.
+#: ``key(on)``, ``manual(card)``; and what they feel: ``locked()`` (the shoe's draw lock
+#: holds the cards back), and the supervisor's ``resume()`` (the control socket's).
 @dataclass
 class Hands:
     card: Callable[[Card], None]
@@ -324,6 +327,8 @@ class Hands:
     press: Callable[[str], None]
     key: Callable[[bool], None]
     manual: Callable[[Card], None]
+    locked: Callable[[], bool] | None = None
+    resume: Callable[[], None] | None = None
 
 
 def direct_hands(submit: Callable[[Input, str], None]) -> Hands:
@@ -342,6 +347,7 @@ def direct_hands(submit: Callable[[Input, str], None]) -> Hands:
         key=lambda on: submit(Pause("supervisor key") if on else Resume(),
                               "key_on" if on else "key_off"),
         manual=lambda c: submit(ManualCard(c), "supervisor"),
+        resume=lambda: submit(Resume(), "supervisor"),
     )
 
 
@@ -385,6 +391,9 @@ class VirtualDealer:
         self.results: list[dict[str, Any]] = []
         self.error: BaseException | None = None
         self.done = threading.Event()
+        self._last_resume = 0.0
+        #: times the dealer found the shoe's draw lock engaged and waited
+        self.lock_waits = 0
 
     # -- seeing --------------------------------------------------------------------------
 
@@ -458,8 +467,17 @@ class VirtualDealer:
                 return False  # stopped while the shoe was being shuffled
             self.hands.new_shoe()
             return True
-        if v.phase == "wait" or v.paused:
-            return True  # the core is deciding / play is stopped: watch for the next event
+        if v.phase == "wait":
+            return True  # the core is deciding: watch for the next event
+        if v.paused:
+            # Play is stopped and the supervisor has been (no alarm is waiting): they
+            # come back now and then and try to resume (refused while e.g. the disk is
+            # still full).
+            now = time.monotonic()
+            if self.hands.resume is not None and now - self._last_resume >= RESUME_EVERY:
+                self._last_resume = now
+                self.hands.resume()
+            return True
         if v.phase == "result":
             if self._should("extra-card", v.shoe):
                 self._deal(v, extra=True)
@@ -477,10 +495,26 @@ class VirtualDealer:
         self._deal(v)
         return True
 
+    def _held_back(self) -> bool:
+        """The shoe's draw lock is engaged: a real dealer cannot draw, and waits. True if
+        it still holds when the dealer is stopped."""
+        locked = self.hands.locked
+        if locked is None or not locked():
+            return False
+        self.lock_waits += 1
+        while locked() and not self._stop.is_set():
+            self._stop.wait(0.02)
+        return locked()
+
     def _deal(self, v: DealerView, extra: bool = False) -> None:
         deck = self._deck_for(v.shoe)
         if self.pace:
             time.sleep(self.pace)
+        if self._held_back():
+            return
+        with self._cond:
+            if self.view.situation() != v.situation():
+                return  # the table changed while the lock held the cards: look again
         if not v.cut_seen and v.consumed >= self._cut_at and v.phase != "burning":
             self.hands.cut()
             return
@@ -531,7 +565,9 @@ class VirtualDealer:
                     continue
                 if not self._act(v):
                     break
-                if not self._wait_change(v):
+                if v.paused and v.alarm is None:
+                    self._wait_change(v, RESUME_EVERY)  # then the supervisor looks again
+                elif not self._wait_change(v):
                     with self._cond:
                         now = self.view
                     log.warning("virtual dealer: no event %.0f s after acting in %s "

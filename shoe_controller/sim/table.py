@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shoe_controller.game.cards import Card
-from shoe_controller.game.inputs import ManualCard
+from shoe_controller.game.inputs import ManualCard, Resume
 from shoe_controller.sim import (
     INFO_ALERTS,
     Hands,
@@ -175,7 +175,7 @@ class Simulation:
 
         from shoe_controller.dealer.config import GpioConfig
         from shoe_controller.game.rules import Rules
-        from shoe_controller.publish.config import MqttConfig
+        from shoe_controller.publish.config import JournalConfig, MqttConfig
 
         cfg = self.opts.config
         rules = getattr(cfg, "rules", None) or Rules(confirm="button")
@@ -192,7 +192,8 @@ class Simulation:
         if changes:
             mqtt = msgspec.structs.replace(mqtt, **changes)
         return {"rules": rules, "gpio": gpio, "mqtt": mqtt, "table_id": table_id,
-                "analytics": getattr(cfg, "analytics", None)}
+                "analytics": getattr(cfg, "analytics", None),
+                "journal": getattr(cfg, "journal", None) or JournalConfig()}
 
     def _signing_key(self, state_dir: str, mqtt: Any) -> Any:
         """The simulated table's signing key: ``[mqtt] signing_key_file`` or
@@ -219,6 +220,7 @@ class Simulation:
         )
         from shoe_controller.dealer.station import Station
         from shoe_controller.publish.publisher import Publisher
+        from shoe_controller.storage import DiskGuard
 
         opts = self.opts
         c = self._configs()
@@ -251,7 +253,8 @@ class Simulation:
         hands_ref: dict[str, Any] = {}
         daemon = Daemon(rules=c["rules"], journal=journal, analytics=c["analytics"],
                         publisher=self.publisher,
-                        fingerprints=open_fingerprints(state_dir, c["analytics"]))
+                        fingerprints=open_fingerprints(state_dir, c["analytics"]),
+                        disk=DiskGuard(str(jpath), c["journal"].reserve_bytes))
         self.daemon = daemon
         station = Station(c["gpio"], daemon.submit)
         daemon.station = station
@@ -361,6 +364,8 @@ class Simulation:
             press=station.press,
             key=station.turn_key,
             manual=lambda c: daemon.submit(ManualCard(c), "supervisor"),
+            locked=lambda: bool(sim.locked),
+            resume=lambda: daemon.submit(Resume(), "supervisor"),
         )
         return sources, hands
 
