@@ -7,6 +7,8 @@ Figures printed:
 - Publisher.append events/s (journal + release + signature + outbox, one transaction)
 - verify (hash chain re-check at start) events/s
 - journal append -> message at a subscriber, per_card release: p50 / p99 (needs mosquitto)
+- the largest WAL file seen over a whole shoe dealt at full speed (the real daemon,
+  Checkpointer and outbox; target < 8 MB), and the WAL left once the shoe ended
 
 The journal lives in --dir (default: a temporary folder under the system temp dir);
 put it on the disk the daemon's state directory uses (an SD card on a Pi) for figures
@@ -85,6 +87,16 @@ def main() -> int:
                 pub.append([card(i)])
             staged = time.perf_counter() - t0
             print(f"Publisher.append (journal + sign + outbox, 1 txn): {rate(n, staged)}")
+
+        from shoe_controller.sim.walprobe import largest_wal_over_shoes
+
+        wal_dir = os.path.join(work, "wal")
+        os.makedirs(wal_dir)
+        w = largest_wal_over_shoes(wal_dir)
+        print(f"largest WAL over a shoe at full speed ({w.events} events in "
+              f"{w.seconds:.1f} s): {w.largest / 2**20:.1f} MB (target < 8 MB: "
+              f"{'met' if w.largest < 8 * 2**20 else 'NOT met'}); after the shoe: "
+              f"{w.at_end} bytes, {w.truncates} TRUNCATE checkpoint(s)")
 
         with Journal.open(os.path.join(work, "single.sqlite3"), verify=False) as j:
             t0 = time.perf_counter()

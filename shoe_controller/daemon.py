@@ -627,6 +627,7 @@ class Daemon:
             return False
         self._last_disk_try = now
         if self.disk is not None and self.disk.low():
+            log.debug("still below the reserve: %s", self.disk.describe())
             return False
         written = 0
         while self._held:
@@ -711,6 +712,8 @@ class Daemon:
     def _outputs(self, events: Sequence[Any], entries: Sequence[Any]) -> None:
         for ev in events:
             self.lights = project(self.lights, ev)
+            if self.checkpointer is not None and event_type(ev) == "shoe_ended":
+                self.checkpointer.truncate_soon()  # the WAL file emptied between shoes
         if self.disk_full is not None:
             self.lights = with_notice(self.lights, "disk full")
         if self.station is not None:
@@ -882,11 +885,26 @@ def open_fingerprints(state_dir: str, analytics: Any | None = None) -> Any:
     """The fingerprint store of earlier shoes, ``<state_dir>/fingerprints.sqlite3``
     (its own file: the history outlives a replaced journal), keeping
     ``[analytics] fingerprint_history_shoes`` shoes. OSError if it cannot be opened."""
+    import sqlite3
+
     from shoe_controller.fingerprint_history import FINGERPRINTS_FILE, FingerprintHistory
     from shoe_controller.game.protection import AnalyticsConfig
+    from shoe_controller.storage import is_storage_full
 
     keep = (analytics or AnalyticsConfig()).fingerprint_history_shoes
-    return FingerprintHistory.open(os.path.join(state_dir, FINGERPRINTS_FILE), keep=keep)
+    path = os.path.join(state_dir, FINGERPRINTS_FILE)
+    try:
+        return FingerprintHistory.open(path, keep=keep)
+    except (OSError, sqlite3.Error) as exc:
+        # A full disk (SQLite says "disk I/O error" creating the WAL): play must not wait
+        # for the history; the shuffle-repeat test then knows only this run's shoes.
+        if is_storage_full(exc) or DiskGuard(state_dir, 1 << 20).low():
+            log.warning("fingerprint store %s cannot be opened on a full disk (%s): the "
+                        "shuffle-repeat test compares with this run's shoes only", path, exc)
+            return None
+        if isinstance(exc, OSError):
+            raise
+        raise OSError(f"fingerprint store {path}: {exc}") from exc
 
 
 def _section(config: Any, name: str, default: Callable[[], Any]) -> Any:

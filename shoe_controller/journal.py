@@ -53,6 +53,7 @@ __all__ = [
     "FORMAT_VERSION",
     "GENESIS",
     "JOURNAL_EVENT_TYPES",
+    "WAL_LIMIT",
     "Checkpointer",
     "Journal",
     "JournalCorrupt",
@@ -71,6 +72,9 @@ __all__ = [
 #: folds the journal into the shoe. ``journal_started`` is seq 1 of every journal the
 #: daemon creates (docs/journal.md, "Epoch").
 JOURNAL_EVENT_TYPES = frozenset({"journal_started", "key_rotated"})
+#: Bytes a reset WAL file is cut back to (SQLite's ``journal_size_limit``), and the size
+#: past which the Checkpointer forces a TRUNCATE checkpoint.
+WAL_LIMIT = 4 * 1024 * 1024
 #: ``prev_hash`` of the first event.
 GENESIS = "0" * 64
 #: Bumped when the table layout or the hash definition changes.
@@ -455,7 +459,14 @@ class Journal:
         with self._lock:
             self._conn.execute("PRAGMA wal_autocheckpoint = 0")
 
-    def checkpoint(self) -> tuple[int, int]:
+    def wal_bytes(self) -> int:
+        """Size of the ``-wal`` file now (0 when there is none)."""
+        try:
+            return os.path.getsize(self.path + "-wal")
+        except OSError:
+            return 0
+
+    def checkpoint(self, mode: str = "PASSIVE", busy_ms: int = 100) -> tuple[int, int]:
         """Copy the WAL's committed pages into the database file: SQLite's PASSIVE
         checkpoint, which waits for no reader or writer, so appends go on meanwhile.
         Returns ``(frames in the WAL, frames checkpointed)``; they are equal when the WAL
@@ -468,11 +479,21 @@ class Journal:
         ...     frames > 0 and frames == copied
         True
         """
+        if mode not in ("PASSIVE", "TRUNCATE"):
+            raise ValueError(f"checkpoint mode {mode!r}: PASSIVE or TRUNCATE")
         with self._ckpt_lock:
             if self._ckpt_conn is None:
                 self._ckpt_conn = connect(self.path, autocheckpoint=False)
-            _busy, frames, copied = self._ckpt_conn.execute(
-                "PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            conn = self._ckpt_conn
+            if mode == "TRUNCATE":
+                # waits for readers and writers, but only this long: never a card's stall
+                conn.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
+            try:
+                _busy, frames, copied = conn.execute(
+                    f"PRAGMA wal_checkpoint({mode})").fetchone()
+            finally:
+                if mode == "TRUNCATE":
+                    conn.execute("PRAGMA busy_timeout = 10000")
         return int(frames), int(copied)
 
     # -- reading ---------------------------------------------------------------------
@@ -547,7 +568,13 @@ class Checkpointer:
 
     A checkpoint never blocks an append (PASSIVE), and ``append`` no longer runs one
     (:meth:`Journal.defer_checkpoints`). The WAL then holds about a second of appends
-    instead of growing to SQLite's 1000-page threshold between checkpoints. A checkpoint
+    instead of growing to SQLite's 1000-page threshold between checkpoints. It cannot be
+    starved: a checkpoint that could not copy the whole WAL is tried again at the next
+    round (not only after new appends), one is forced ``max_wait`` seconds into a burst,
+    and a WAL past ``wal_limit`` bytes gets a TRUNCATE at the next quiet moment (it waits
+    for readers at most 100 ms). The file is emptied (TRUNCATE) after ``truncate_idle``
+    quiet seconds and at the end of a shoe (:meth:`truncate_soon`); in between, every
+    connection's ``journal_size_limit`` (:data:`WAL_LIMIT`) cuts a reset WAL back. A checkpoint
     that fails (a full disk) is logged and tried again: the WAL keeps every commit until
     then, so nothing is lost. ``runs`` counts the checkpoints done and ``last`` holds the
     last one's ``(frames, copied)``.
@@ -562,9 +589,13 @@ class Checkpointer:
     """
 
     def __init__(self, journal: Journal, *, idle: float = 0.05, every: float = 1.0,
-                 max_wait: float = 10.0) -> None:
+                 max_wait: float = 10.0, truncate_idle: float = 5.0,
+                 wal_limit: int = WAL_LIMIT) -> None:
         self.journal = journal
         self.idle, self.every, self.max_wait = idle, every, max_wait
+        self.truncate_idle, self.wal_limit = truncate_idle, wal_limit
+        self.truncates = 0
+        self._truncate = threading.Event()
         self.runs = 0
         self.last: tuple[int, int] | None = None
         #: the last checkpoint failed (reported once until one works again)
@@ -599,22 +630,44 @@ class Checkpointer:
         with self._cond:
             return self._cond.wait_for(lambda: self.runs >= n, timeout)
 
+    def truncate_soon(self) -> None:
+        """Ask for a TRUNCATE checkpoint at the next quiet moment (the daemon: a shoe
+        ended), which leaves the ``-wal`` file empty."""
+        self._truncate.set()
+
     def _run(self) -> None:
         journal = self.journal
-        while not self._halt.wait(self.every):
-            deadline = _time.monotonic() + self.max_wait
-            while journal.appended_at > self._done_through:
-                quiet = _time.monotonic() - journal.appended_at
-                if quiet >= self.idle or _time.monotonic() >= deadline:
-                    self._checkpoint()
-                    break
-                if self._halt.wait(self.idle - quiet):
-                    return
+        last = 0.0  # monotonic time of the last checkpoint
+        pending_since: float | None = None  # first append not yet checkpointed
+        while not self._halt.wait(min(self.every, self.idle, 0.05)):
+            now = _time.monotonic()
+            quiet = now - journal.appended_at
+            if journal.appended_at > self._done_through:
+                if pending_since is None:
+                    pending_since = now
+                wal = journal.wal_bytes()
+                if ((quiet >= self.idle and now - last >= self.every)
+                        or now - pending_since >= self.max_wait
+                        # at full speed the journal is never quiet: the WAL's size decides
+                        or wal > self.wal_limit // 2):
+                    self._checkpoint("PASSIVE")
+                    last, pending_since = now, None
+                    # Still past the limit (readers kept it from being reset): empty it,
+                    # waiting for readers and writers at most 100 ms (only a WAL this
+                    # big, which dealing at a human pace never makes, costs that).
+                    if journal.wal_bytes() > self.wal_limit:
+                        self._checkpoint("TRUNCATE")
+                continue
+            if journal.wal_bytes() and (
+                    (self._truncate.is_set() and quiet >= self.idle)
+                    or quiet >= self.truncate_idle):
+                self._truncate.clear()
+                self._checkpoint("TRUNCATE")
 
-    def _checkpoint(self) -> None:
+    def _checkpoint(self, mode: str = "PASSIVE") -> None:
         mark = self.journal.appended_at
         try:
-            result = self.journal.checkpoint()
+            result = self.journal.checkpoint(mode)
         except sqlite3.Error as exc:
             # once per spell of failures (a full disk fails every retry until it is freed)
             level = logging.DEBUG if self.failing else logging.WARNING
@@ -626,9 +679,13 @@ class Checkpointer:
             _log.info("journal %s: WAL checkpoints work again", self.journal.path)
             self.failing = False
         with self._cond:
-            self._done_through = mark
-            self.last = result
-            self.runs += 1
+            if result[0] == result[1] or mode == "TRUNCATE":
+                self._done_through = mark  # else: look again next time (not starved)
+            if mode == "TRUNCATE":
+                self.truncates += 1
+            else:
+                self.last = result
+                self.runs += 1
             self._cond.notify_all()
 
 
@@ -860,6 +917,7 @@ def connect(path: str, *, readonly: bool = False, synchronous: str = "FULL",
         if str(mode).lower() != "wal":
             raise JournalError(f"journal {path}: cannot switch to WAL mode (got {mode})")
         conn.execute(f"PRAGMA synchronous = {synchronous}")
+        conn.execute(f"PRAGMA journal_size_limit = {WAL_LIMIT}")
         if not autocheckpoint:
             conn.execute("PRAGMA wal_autocheckpoint = 0")
     return conn

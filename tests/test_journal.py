@@ -348,7 +348,9 @@ def test_appends_leave_wal_checkpoints_to_the_checkpointer_which_runs_when_idle(
     wal = tmp_path / "j.sqlite3-wal"
     page = 4096 + 24  # one WAL frame
     with Journal.open(tmp_path / "j.sqlite3") as journal:
-        checkpointer = Checkpointer(journal, idle=2.0, every=0.05, max_wait=120).start()
+        # (no size trigger here: this is about idleness)
+        checkpointer = Checkpointer(journal, idle=2.0, every=0.05, max_wait=120,
+                                    wal_limit=1 << 40).start()
         try:
             _fill_wal(journal, 300)
             # No append ran a checkpoint: the WAL holds all of them, far past SQLite's

@@ -536,6 +536,18 @@ class VirtualDealer:
         assert v.alarm is not None
         what, kind = v.alarm
         log.info("supervisor called: %s %s (shoe %d round %d)", what, kind, v.shoe, v.round)
+        if kind in ("resume_refused", "input_refused"):
+            # The table said no to the supervisor's own action ("try again in a
+            # moment"): they wait a moment and try again, without turning the key
+            # (which would pause and resume again, and again).
+            if kind == "resume_refused":
+                self._stop.wait(RESUME_EVERY / 4)
+                if self.hands.resume is not None:
+                    self.hands.resume()
+            with self._cond:
+                if self.view.alarm == v.alarm:
+                    self.view = replace(self.view, alarm=None)
+            return
         if self._hold(self.holds.supervisor):
             return  # stopped while the table waited for the supervisor
         self.hands.key(True)
