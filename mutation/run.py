@@ -148,6 +148,10 @@ def _write_config(dest: Path, name: str, target: str, tests: list[str]) -> None:
         'process_isolation = "forkserver"\n'
     )
     if name in FRESH_IMPORT:
+        # the workers are forked from mutmut's process, which imported the project for its
+        # clean run: the plugin drops the project's modules so each run imports them again
+        text = text.replace('"-m", "not e2e"]',
+                            '"-m", "not e2e", "-p", "tests.support.mutation_fresh"]')
         text += ('forkserver_warmup = "import"\n'
                  f"preload_modules_file = {json.dumps(str(ROOT / 'mutation' / 'preload.txt'))}\n")
     else:
