@@ -123,7 +123,8 @@ def _copy_tree(dest: Path) -> None:
 FRESH_IMPORT = {"tableau", "round", "cards", "inventory", "insurance"}
 
 
-def _write_config(dest: Path, name: str, target: str, tests: list[str]) -> None:
+def _write_config(dest: Path, name: str, target: str, tests: list[str],
+                  fresh: bool = False) -> None:
     text = (dest / "pyproject.toml").read_text(encoding="utf-8")
     text = re.sub(r"(?ms)^\[tool\.mutmut\].*?(?=^\[|\Z)", "", text)
     tests_present = [t for t in tests if (dest / t).exists()]
@@ -147,7 +148,7 @@ def _write_config(dest: Path, name: str, target: str, tests: list[str]) -> None:
         # unmutated memos and report most mutants of settlement.py as survivors
         'process_isolation = "forkserver"\n'
     )
-    if name in FRESH_IMPORT:
+    if fresh or name in FRESH_IMPORT:
         # the workers are forked from mutmut's process, which imported the project for its
         # clean run: the plugin drops the project's modules so each run imports them again
         text = text.replace('"-m", "not e2e"]',
@@ -172,13 +173,13 @@ def results(workdir: Path, env: dict[str, str]) -> dict[str, str]:
 
 
 def run_module(name: str, nice: int, max_children: int, only: list[str] | None = None,
-               report_only: bool = False, workdir_name: str | None = None
-               ) -> dict[str, object]:
+               report_only: bool = False, workdir_name: str | None = None,
+               fresh: bool = False) -> dict[str, object]:
     target, tests = MODULES[name]
     workdir = BUILD / (workdir_name or name)
     if not report_only:
         _copy_tree(workdir)
-        _write_config(workdir, name, target, tests)
+        _write_config(workdir, name, target, tests, fresh)
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)  # mutmut puts its mutants/ first; nothing else may win
     env["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -233,6 +234,9 @@ def main(argv: list[str] | None = None) -> int:
                          "run still going)")
     ap.add_argument("--only-file", type=Path,
                     help="run only the mutants named in this file, one per line")
+    ap.add_argument("--fresh", action="store_true",
+                    help="import the project afresh in every worker for every module "
+                         "(slower; no state inherited from mutmut's clean run at all)")
     ap.add_argument("--report", action="store_true",
                     help="run nothing: report the results already in build/mutation/<module>")
     args = ap.parse_args(argv)
@@ -252,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.only_file:
             only += [x.strip() for x in args.only_file.read_text().split() if x.strip()]
         r = run_module(name, args.nice, args.max_children, only or None, args.report,
-                       args.workdir_name)
+                       args.workdir_name, args.fresh)
         rows.append(r)
         print(f"{name:12}{r['mutants']:>8}{r['killed']:>8}{r['timeouts']:>7}"
               f"{r['survived']:>9}{r['equivalent']:>7}{len(r['other']):>6}"
