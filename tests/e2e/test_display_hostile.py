@@ -184,6 +184,8 @@ def test_hostile_states_run_no_script(table_feed, chromium, tmp_path) -> None:
         assert "onerror" not in page.inner_text("body")
 
         assert page.evaluate("() => window.__pwned") is None, "hostile state ran script"
+        # this page server has no key to check states with: the screen says so
+        assert page.inner_text("#feed") == "LIVE · UNSIGNED"
         assert injected_elements(page) == 0
         path = tmp_path / "display-after-hostile-states.png"
         page.screenshot(path=str(path))
@@ -284,6 +286,7 @@ def test_a_forged_display_state_is_refused(ws_broker, bundle, chromium) -> None:
                 assert page.evaluate("() => document.body.dataset.round") == str(
                     json.loads(payload)["round"]), what
         assert page.evaluate("() => window.displayFeed.verified") == 3  # incl. malformed
+        assert page.get_attribute("#feed", "class") == "feed live"  # checked: no warning
         assert page.evaluate("() => document.body.dataset.phase") == "voided"
     finally:
         page.context.close()

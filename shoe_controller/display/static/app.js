@@ -293,7 +293,10 @@
   async function verify(text, s) {
     const keys = (window.pageConfig || {}).verify_keys || {};
     if (!Object.keys(keys).length) { // a page server without keys: only with --unsigned
-      document.body.dataset.signed = "unchecked";
+      if (document.body.dataset.signed !== "unchecked") {
+        document.body.dataset.signed = "unchecked";
+        renderFeed();
+      }
       return;
     }
     need(isObj(s) && s.unsigned === undefined, "unsigned state");
@@ -331,8 +334,10 @@
           : feed.error ? t("broker_unreachable") : t("connecting");
     } else if (feed.controller === "offline") reason = t("controller_offline");
     else if (feed.controller !== "online") reason = t("waiting_controller");
-    pill.textContent = live ? t("live") : t("offline");
-    pill.className = "feed " + (live ? "live" : "offline");
+    // a page server with no key to check the state against (a --unsigned run) says so
+    const unchecked = live && document.body.dataset.signed === "unchecked";
+    pill.textContent = live ? (unchecked ? `${t("live")} \u00b7 ${t("unsigned")}` : t("live")) : t("offline");
+    pill.className = "feed " + (live ? "live" : "offline") + (unchecked ? " unsigned" : "");
     pill.dataset.state = live ? "live" : "offline";
     document.body.dataset.feed = live ? "live" : "offline";
     $("offline-reason").textContent = reason;
