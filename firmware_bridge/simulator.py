@@ -137,7 +137,9 @@ class DeviceSimulator:
         if self._thread is not None:
             return self.path
         if self._path is None:
-            self._own_dir = tempfile.mkdtemp(prefix="smart-shoe-sim-")
+            # the pid in the name lets the next `simulate` remove it if this process is
+            # killed (shoe_controller.sim.table.clean_stale_sim_dirs)
+            self._own_dir = tempfile.mkdtemp(prefix=f"smart-shoe-sim-{os.getpid()}-")
             self._path = os.path.join(self._own_dir, "smart-shoe")
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)

@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "odds": ("shoe_controller.commands.odds", "exact probabilities and house edge of every bet"),
     "simulate": ("shoe_controller.commands.simulate", "the daemon at a virtual table"),
     "run": ("shoe_controller.commands.run", "the daemon beside a real shoe"),
+    "status": ("shoe_controller.commands.status", "what the running daemon is doing"),
     "keys": ("shoe_controller.commands.keys", "the device's Ed25519 signing key"),
     "feed": ("shoe_controller.commands.feed", "verify or follow the signed casino feed"),
     "ctl": ("shoe_controller.commands.ctl", "supervisor actions on the control socket"),

@@ -415,6 +415,57 @@ class Daemon:
         self._last_watchdog = self.clock()
         self.ready.set()
 
+    def status(self) -> dict[str, Any]:
+        """What `shoe-controller status` shows (plain JSON data; any thread, read without
+        locks: figures are a moment's, not a transaction's)."""
+        import platform
+
+        import shoe_controller
+        from firmware_bridge.protocol import PROTOCOL_VERSION
+
+        st = self.core.state
+        phase = str(getattr(st, "phase", "?"))
+        paused = getattr(st, "paused", None)
+        link = self.shoe_link()
+        pub = self.publisher
+        broker: dict[str, Any] = {"enabled": pub is not None}
+        outbox: int | None = None
+        if pub is not None:
+            link_obj = getattr(pub, "_link", None)
+            broker.update(connected=bool(pub.connected), last_error=pub.last_error,
+                          disconnects=int(getattr(link_obj, "disconnects", 0) or 0))
+            with contextlib.suppress(Exception):
+                outbox = int(pub.pending())
+        disk: dict[str, Any] = {"full": self.disk_full, "held_batches": len(self._held)}
+        if self.disk is not None:
+            disk.update(free_bytes=self.disk.free(), reserve_bytes=self.disk.reserve)
+        fault = None
+        if self.last_fault is not None:
+            fault = dict(zip(("time", "kind", "detail"), self.last_fault, strict=True))
+        return {
+            "phase": "disk_full" if self.disk_full else ("paused" if paused else phase),
+            "paused": paused,
+            "shoe": getattr(st, "shoe", None) or None,
+            "round": getattr(st, "round", None) or None,
+            "round_open": bool(getattr(st, "round_open", False)),
+            "journal": {"path": self.journal.path, "last_seq": self.journal.last_seq},
+            "link": None if link is None else {"up": link.up, "lock": link.lock},
+            "broker": broker,
+            "outbox": outbox,
+            "disk": disk,
+            "last_fault": fault,
+            "uptime_s": round(self.clock() - self.started_at, 1),
+            "versions": {"shoe_controller": shoe_controller.__version__,
+                         "protocol": ".".join(map(str, PROTOCOL_VERSION)),
+                         "python": platform.python_version()},
+        }
+
+    def status_reply(self, args: Sequence[str], operator: Any = None) -> str:
+        """The control socket's ``status`` verb: ``ok`` and the status as one JSON line."""
+        import json
+
+        return "ok\n" + json.dumps(self.status(), sort_keys=True, default=str)
+
     def describe(self) -> str:
         """One status line (sd_notify STATUS=, logs): shoe, round, journal seq, outbox
         backlog. While a round is open the seq and the backlog are those of when it
@@ -1056,7 +1107,7 @@ def build_daemon(config: Any, state_dir: str, *, cards: str = "camera",
     station = daemon.station
     control = ControlSocketInput(os.path.join(state_dir, "control"),
                                  key_on=lambda: bool(getattr(station, "key_on", False)),
-                                 handlers=serial.handlers())
+                                 handlers={**serial.handlers(), "status": daemon.status_reply})
     daemon.sources = [serial, control] + ([camera] if camera is not None else [])
     extras: list[Any] = []
     display = getattr(config, "display", None)

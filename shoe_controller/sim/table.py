@@ -33,7 +33,7 @@ from shoe_controller.sim import (
     payload_for,
 )
 
-__all__ = ["CuttableProxy", "SimOptions", "Simulation"]
+__all__ = ["CuttableProxy", "SimOptions", "Simulation", "clean_stale_sim_dirs"]
 
 log = logging.getLogger("shoe_controller.sim")
 
@@ -124,6 +124,47 @@ class CuttableProxy:
         for s in socks:
             with contextlib.suppress(OSError):
                 s.close()
+
+
+def clean_stale_sim_dirs(tmp: str | None = None) -> list[str]:
+    """Remove the device simulator's ``smart-shoe-sim-<pid>-*`` folders (its pty link)
+    left in the temp folder by simulations that were killed (their pid is gone); returns
+    what was removed. Folders of live processes, and names without a pid, are left.
+
+    >>> import tempfile, os
+    >>> d = tempfile.mkdtemp()
+    >>> os.mkdir(os.path.join(d, "smart-shoe-sim-999999999-x"))
+    >>> os.mkdir(os.path.join(d, f"smart-shoe-sim-{os.getpid()}-y"))
+    >>> [os.path.basename(p) for p in clean_stale_sim_dirs(d)], sorted(os.listdir(d))
+    (['smart-shoe-sim-999999999-x'], ['smart-shoe-sim-...-y'])
+    """
+    import re
+    import shutil
+    import tempfile
+
+    tmp = tmp or tempfile.gettempdir()
+    removed = []
+    try:
+        names = os.listdir(tmp)
+    except OSError:
+        return removed
+    for name in names:
+        m = re.match(r"^smart-shoe-sim-(\d+)-", name)
+        if m is None:
+            continue
+        pid = int(m.group(1))
+        try:
+            os.kill(pid, 0)
+            continue  # alive (or not ours to signal: leave it)
+        except ProcessLookupError:
+            pass
+        except (PermissionError, OverflowError):
+            if pid < (1 << 22):
+                continue
+        path = os.path.join(tmp, name)
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
 
 
 # -- the whole virtual table -----------------------------------------------------------------
@@ -223,6 +264,8 @@ class Simulation:
         from shoe_controller.storage import DiskGuard
 
         opts = self.opts
+        for stale in clean_stale_sim_dirs():
+            log.info("removed %s, left by a simulation that was killed", stale)
         c = self._configs()
         from shoe_controller.statedir import StateDirError, prepare
 
@@ -332,7 +375,8 @@ class Simulation:
         # The supervisor's terminal, as under `run` (a human may play supervisor too).
         control = ControlSocketInput(os.path.join(self.state_dir, "control"),
                                      key_on=lambda: bool(station.key_on),
-                                     handlers=serial.handlers())
+                                     handlers={**serial.handlers(),
+                                               "status": daemon.status_reply})
         sources: list[Any] = [serial, control] + ([camera] if camera is not None else [])
         show = camera.show if camera is not None else None
 
