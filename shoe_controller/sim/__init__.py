@@ -550,6 +550,10 @@ class VirtualDealer:
             return
         if self._hold(self.holds.supervisor):
             return  # stopped while the table waited for the supervisor
+        if kind == "resume_refused":
+            # The table said why (the shoe link is down, or its draw lock not confirmed
+            # yet): a real supervisor waits a moment before trying again.
+            self._stop.wait(0.25)
         self.hands.key(True)
         if kind.startswith("unreadable"):
             # Checked by eye: the card that could not be read is the next of the shoe.
