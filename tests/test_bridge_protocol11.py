@@ -336,7 +336,7 @@ def test_an_oversize_event_is_reported_once_and_does_not_stall_sim(
     sim.oversize_event(513)  # seq 2, re-sent as it is by every replay
     sim.card_exit()
     got = sim_link.until(is_exit(3))
-    assert time.monotonic() - t0 < 1.5  # not ~10 s
+    assert time.monotonic() - t0 < 3.0  # not ~10 s (about 0.2 s with these settings)
     assert [e.seq for e in got if isinstance(e, CardExit)] == [1, 3]
     (detail,) = lost(got)
     assert "1 device event(s) between seq 2 and 2" in detail and "invalid frame" in detail
@@ -505,7 +505,7 @@ def test_keepalives_are_sent_to_a_1_1_device_raw(raw: RawShoe) -> None:
     try:
         time.sleep(0.5)
         bodies = raw.commands(0x88)
-        assert 6 <= len(bodies) <= 12  # every 0.05 s
+        assert 3 <= len(bodies) <= 12  # every 0.05 s (fewer only on a starved machine)
         assert set(bodies) == {(300).to_bytes(2, "little")}  # timeout_ms
         assert [f for t, _, f, _ in ((t, fl, s, b) for t, fl, s, b in raw.received)
                 if t == 0x88 and f != 0] == []  # seq 0, never acknowledged
@@ -530,7 +530,8 @@ def test_the_device_locks_itself_when_the_host_is_gone_sim(sim: DeviceSimulator)
     lq.link.stop()  # the host dies
     t0 = time.monotonic()
     wait_until(lambda: sim.locked, timeout=2, what="the device's own lock")
-    assert 0.2 < time.monotonic() - t0 < 1.0 and sim.self_locked
+    # not before the 0.3 s timeout; the upper bound only allows for a loaded machine
+    assert 0.25 < time.monotonic() - t0 < 3.0 and sim.self_locked
     lq = LinkQ(sim.path, **KEEP)  # a host again: the lock stays until it says otherwise
     try:
         time.sleep(0.2)
