@@ -62,7 +62,7 @@ from firmware_bridge.protocol import (
 
 __all__ = ["ALL_CAPABILITIES", "DeviceCore", "Out", "RawEvent"]
 
-#: every capability bit of protocol 1.0 (see protocol.CAPABILITY_NAMES)
+#: every capability bit of protocols 1.0 and 1.1 (see protocol.CAPABILITY_NAMES)
 ALL_CAPABILITIES = 0x7F
 
 #: What a DeviceCore wants written: ("event", wire) for a live device event,
