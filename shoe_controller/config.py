@@ -5,7 +5,7 @@ and :mod:`shoe_controller.game.rules`), and the sections of the other parts of t
 product, each validated by the Struct its owner defines (every field defaulted, unknown
 keys refused): ``[insurance]``, ``[analytics]``, ``[vision]``, ``[camera]``,
 ``[barcode]``, ``[serial]``, ``[gpio]``, ``[mqtt]``, ``[journal]``, ``[display]``,
-``[simulate]``. A missing section or key takes its default.
+``[simulate]``, ``[metrics]``. A missing section or key takes its default.
 
 Any problem is a :class:`ConfigError` naming the file, the key and what was wrong:
 
@@ -76,6 +76,7 @@ SECTIONS: Final[dict[str, tuple[str, str]]] = {
     "journal": ("shoe_controller.publish.config", "JournalConfig"),
     "display": ("shoe_controller.display.config", "DisplayConfig"),
     "simulate": ("shoe_controller.sim", "SimulateConfig"),
+    "metrics": ("shoe_controller.metrics", "MetricsConfig"),
 }
 
 #: keys of [rules] that live in their own sections
@@ -157,6 +158,7 @@ class Config:
     journal: Any = None
     display: Any = None
     simulate: Any = None
+    metrics: Any = None
     source: str = "<defaults>"
     raw: dict[str, dict[str, Any]] = field(default_factory=dict)
 

@@ -252,8 +252,13 @@ class Daemon:
         clock: Callable[[], float] = time.monotonic,
         fingerprints: Any | None = None,
         disk: DiskGuard | None = None,
+        metrics: Any | None = None,
     ) -> None:
         self.journal = journal
+        #: a shoe_controller.metrics.Metrics (None: no metrics)
+        self.metrics = metrics
+        if metrics is not None:
+            metrics.daemon = self
         #: free space against the reserve (None: only write failures are caught)
         self.disk = disk
         self.fingerprints = fingerprints
@@ -400,6 +405,13 @@ class Daemon:
                 self.lights = supervisor_key(self.lights, on=True)
             self.station.show(self.lights)
         self.checkpointer = Checkpointer(self.journal).start()
+        bind_to = getattr(self.metrics, "bind_to", None)
+        if self.metrics is not None and bind_to is not None:
+            try:
+                port = self.metrics.serve(*bind_to)
+                log.info("metrics on http://%s:%d/metrics", bind_to[1], port)
+            except OSError as exc:  # the table plays on without its metrics
+                log.error("metrics: cannot serve on %s:%d: %s", bind_to[1], bind_to[0], exc)
         if self.publisher is not None:
             self.publisher.start()
         for source in self.sources:
@@ -580,10 +592,16 @@ class Daemon:
                 except Exception:
                     log.exception("the game core cannot even record the fault")
                     events = []
+            metrics = self.metrics
+            if metrics is not None:
+                metrics.on_input(inp)
             if events:
                 committed = self._commit("core", events)
                 if committed is not None:
                     decided.extend(events)
+                    if metrics is not None:  # the card's message is with paho now
+                        metrics.on_events(events, self.clock() - item.t_read
+                                          if type(inp).__name__ == "CardSeen" else None)
                 self.core.state = state
                 if committed is not None:
                     entries = self._after_core(events, committed, defer_projection)
@@ -690,6 +708,8 @@ class Daemon:
                 return False
             self._held.pop(0)
             written += len(events)
+            if self.metrics is not None:
+                self.metrics.on_events(events)
             if kind == "core":
                 self._after_core(events, entries, defer_projection=True)
             else:
@@ -733,6 +753,8 @@ class Daemon:
             self.core.state, self.core.pstate = state, pstate
             if committed is not None:
                 more = committed
+                if self.metrics is not None:
+                    self.metrics.on_events(raised)
                 self._outputs(raised, more)
             self._update_lock()
         else:
@@ -872,6 +894,9 @@ class Daemon:
                 self.fingerprints.close()
         if self.checkpointer is not None:
             self.checkpointer.stop()
+        if self.metrics is not None:
+            with contextlib.suppress(Exception):
+                self.metrics.stop()
         self.journal.close()
         self.notifier.close()
 
@@ -1091,7 +1116,8 @@ def build_daemon(config: Any, state_dir: str, *, cards: str = "camera",
         raise DaemonError(str(exc)) from None
     daemon = Daemon(rules=config.rules, journal=journal, analytics=analytics,
                     publisher=publisher, fingerprints=fingerprints,
-                    disk=DiskGuard(path, getattr(jcfg, "reserve_bytes", 0)))
+                    disk=DiskGuard(path, getattr(jcfg, "reserve_bytes", 0)),
+                    metrics=_metrics(config))
     try:
         daemon.station = Station(_section(config, "gpio", GpioConfig), daemon.submit)
     except StationError as exc:
@@ -1123,6 +1149,18 @@ def build_daemon(config: Any, state_dir: str, *, cards: str = "camera",
             journal.close()
             raise DaemonError(str(exc)) from None
     return daemon, extras
+
+
+def _metrics(config: Any) -> Any:
+    """A Metrics for ``[metrics]`` when its port is set (served once the daemon starts)."""
+    mcfg = getattr(config, "metrics", None)
+    if mcfg is None or not getattr(mcfg, "port", 0):
+        return None
+    from shoe_controller.metrics import Metrics
+
+    metrics = Metrics()
+    metrics.bind_to = (mcfg.port, mcfg.bind)
+    return metrics
 
 
 def _camera_input(config: Any) -> Any:

@@ -41,6 +41,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="length of each injected broker outage (default 3)")
     parser.add_argument("--display-port", type=int, metavar="PORT",
                         help="serve the table display page on 127.0.0.1:PORT")
+    parser.add_argument("--metrics-port", type=int, metavar="PORT",
+                        help="serve Prometheus metrics on 127.0.0.1:PORT/metrics (0: a free "
+                             "port, logged)")
     parser.add_argument("--broker-ws", default="", metavar="URL",
                         help="the broker's WebSocket URL for the display page")
     parser.add_argument("--hold-supervisor", type=float, default=0.0, metavar="SECONDS",
@@ -111,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
         release=args.release, config=config, leds=args.leds, quiet=args.quiet,
         drain_timeout=float(pick("drain_timeout")),  # type: ignore[arg-type]
         outage_seconds=float(pick("outage_seconds")),  # type: ignore[arg-type]
-        unsigned=args.unsigned, holds=holds,
+        unsigned=args.unsigned, holds=holds, metrics_port=args.metrics_port,
     )
     from shoe_controller.daemon import ConfigRefused, DaemonError, StartRefused
     from shoe_controller.journal import JournalError

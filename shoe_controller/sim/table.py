@@ -190,6 +190,7 @@ class SimOptions:
     quiet: bool = False
     drain_timeout: float = 30.0
     outage_seconds: float = 3.0
+    metrics_port: int | None = None
     holds: Holds = field(default_factory=Holds)
     unsigned: bool = False
 
@@ -249,6 +250,20 @@ class Simulation:
         except KeyFileError as exc:
             raise ConfigRefused(f"signing key: {exc}") from None
 
+    def _metrics(self) -> Any:
+        """Metrics served on 127.0.0.1 when --metrics-port (or [metrics] port) asks."""
+        port = self.opts.metrics_port
+        cfg = getattr(self.opts.config, "metrics", None)
+        if port is None and cfg is not None and cfg.port:
+            port = cfg.port
+        if port is None:
+            return None
+        from shoe_controller.metrics import Metrics
+
+        metrics = Metrics()
+        metrics.bind_to = (port, "127.0.0.1")
+        return metrics
+
     def run(self) -> int:
         import tempfile
 
@@ -297,7 +312,8 @@ class Simulation:
         daemon = Daemon(rules=c["rules"], journal=journal, analytics=c["analytics"],
                         publisher=self.publisher,
                         fingerprints=open_fingerprints(state_dir, c["analytics"]),
-                        disk=DiskGuard(str(jpath), c["journal"].reserve_bytes))
+                        disk=DiskGuard(str(jpath), c["journal"].reserve_bytes),
+                        metrics=self._metrics())
         self.daemon = daemon
         station = Station(c["gpio"], daemon.submit)
         daemon.station = station
@@ -325,6 +341,8 @@ class Simulation:
         if opts.display_port is not None:
             self._start_display(c["table_id"], mqtt, c["rules"], key)
         daemon.start()
+        if daemon.metrics is not None and daemon.metrics.port is not None:
+            self.out(f"simulate: metrics on http://127.0.0.1:{daemon.metrics.port}/metrics")
         daemon.install_signals()
         threading.Thread(target=self._watch_broker, args=(host, port), daemon=True).start()
         threading.Thread(target=self._finish_when_done, daemon=True).start()
