@@ -340,22 +340,31 @@ class SerialInput:
             if not self.link_up.is_set():
                 continue
             lock_off, lights_off = self._device_disagrees()
+            caps = getattr(getattr(self.link, "device", None), "capabilities", frozenset())
             try:
                 want = self._lock_wanted
-                if want is not None and (want != self._lock_applied or lock_off):
+                if "lock" not in caps:
+                    pass  # a shoe without a draw lock: nothing to send (shoe_link: "none")
+                elif want is not None and (want != self._lock_applied or lock_off):
                     self.link.set_lock(want)
                     self._state_mark = getattr(self.link, "state_count", 0)
                     if self._lock_wanted == want:
                         self._lock_applied = want
                     log.info("shoe draw lock %s", "engaged" if want else "released")
                 lights = self._lights_wanted
-                if lights is not None and (lights != self._lights_applied or lights_off):
+                if "lights" not in caps:
+                    pass  # a shoe without lights
+                elif lights is not None and (lights != self._lights_applied or lights_off):
                     self.link.set_lights(lights)
                     self._state_mark = getattr(self.link, "state_count", 0)
                     if self._lights_wanted == lights:
                         self._lights_applied = lights
                     log.info("shoe lights set to %d%%", lights)
             except Exception as exc:  # link down or the shoe refused: try again later
+                from firmware_bridge.link import CommandRejected
+
+                if isinstance(exc, CommandRejected) and exc.command == "set_lights":
+                    self._lights_applied = self._lights_wanted  # said once, not every 0.5 s
                 log.warning("shoe command failed: %s", exc)
                 self._lock_wake.set()
                 self._stop.wait(0.5)

@@ -700,3 +700,15 @@ def test_keepalive_settings_are_checked() -> None:
     with pytest.raises(ValueError, match="at least twice keepalive_interval"):
         SerialConfig(keepalive_interval=0.5, keepalive_timeout=0.8)
     assert SerialConfig(keepalive_timeout=0).keepalive_timeout == 0
+
+
+def test_a_shoe_without_lock_or_lights_is_not_sent_them_raw() -> None:
+    with RawShoe(capabilities=0x7F & ~(1 << 5) & ~(1 << 6)) as shoe:
+        inputs = Inputs(shoe.path)
+        try:
+            inputs.serial.set_lock(True)
+            time.sleep(0.4)
+            assert shoe.commands(0x83) == [] and shoe.commands(0x84) == []
+            assert inputs.serial.shoe_link().lock == "none"  # resume is not held up
+        finally:
+            inputs.stop()
