@@ -22,10 +22,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def check(path: Path) -> tuple[int, list[str], float]:
     """`shoe-controller config check FILE`: (exit status, stderr lines, peak RSS in MB)."""
-    code = ("import resource, sys\n"
+    # VmHWM: this process's own peak (ru_maxrss would count the forking parent's too)
+    code = ("import re, sys\n"
             "from shoe_controller.cli import main\n"
             "rc = main(['config', 'check', sys.argv[1]])\n"
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stdout)\n"
+            "print(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read())[1])\n"
             "sys.exit(rc)\n")
     proc = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
                           text=True, timeout=120, cwd=ROOT)

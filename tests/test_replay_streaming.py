@@ -52,23 +52,32 @@ def test_a_comment_or_a_run_of_text_of_any_length_holds_no_memory():
     assert f"more than {MAX_TOKEN} characters" in str(exc.value)
 
 
+#: Runs the CLI, then writes the process's own peak RSS (VmHWM, kB) to $HWM_FILE
+#: (ru_maxrss would count the forking parent's memory too).
+_WRAP = ("import os, re, sys\n"
+         "from shoe_controller.cli import main\n"
+         "try:\n"
+         "    rc = main(sys.argv[1:])\n"
+         "finally:\n"
+         "    hwm = re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read())[1]\n"
+         "    open(os.environ['HWM_FILE'], 'w').write(hwm)\n"
+         "sys.exit(rc)\n")
+
+
 def _replay(path: Path | None, stdin: Path | None = None) -> tuple[int, str, str, int]:
     """`shoe-controller replay --json FILE|-` in its own process: (exit status, stdout,
-    stderr, its own peak RSS in MiB, from wait4 on it)."""
+    stderr, its own peak RSS in MiB)."""
     import tempfile
 
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    with open(stdin or os.devnull, "rb") as fin, tempfile.TemporaryFile() as fout, \
-            tempfile.TemporaryFile() as ferr:
-        proc = subprocess.Popen([sys.executable, "-m", "shoe_controller.cli", "replay",
-                                 "--json", str(path) if path else "-"], stdin=fin,
-                                stdout=fout, stderr=ferr, env=env, cwd=ROOT)
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        fout.seek(0)
-        ferr.seek(0)
-        return (proc.returncode, fout.read().decode(), ferr.read().decode(),
-                usage.ru_maxrss // 1024)
+    with tempfile.TemporaryDirectory() as d:
+        hwm = Path(d) / "hwm"
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "HWM_FILE": str(hwm)}
+        with open(stdin or os.devnull, "rb") as fin:
+            proc = subprocess.run([sys.executable, "-c", _WRAP, "replay", "--json",
+                                   str(path) if path else "-"], stdin=fin,
+                                  capture_output=True, env=env, cwd=ROOT, timeout=300)
+        return (proc.returncode, proc.stdout.decode(), proc.stderr.decode(),
+                int(hwm.read_text()) // 1024)
 
 
 @pytest.fixture(scope="module")
