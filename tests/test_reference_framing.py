@@ -221,3 +221,39 @@ def test_every_oversize_candidate_is_counted():
     d.feed(b"\x00" + big)
     d.feed(b"\x00")
     assert d.stats.oversize == 4 and d.stats.bad_frames == 4
+
+
+def test_cobs_errors_say_what_is_wrong():
+    with pytest.raises(CobsError, match=r"^zero byte inside a COBS block$"):
+        cobs_decode(b"\x02\x00")
+    with pytest.raises(CobsError, match=r"^COBS code runs past the end of the frame$"):
+        cobs_decode(b"\x05\x11")
+
+
+def test_several_full_blocks_in_one_frame():
+    data = SEQ_254 + b"\x00" + SEQ_254 + b"\x00" + SEQ_254 + SEQ_254
+    enc = cobs_encode(data)
+    assert ref_cobs_decode(enc) == data == cobs_decode(enc)
+
+
+def _raw_frame(payload: bytes) -> bytes:
+    """A frame built by hand (§2), whatever its size: the encoder refuses oversize."""
+    return cobs_encode(payload + zlib.crc32(payload).to_bytes(4, "little")) + b"\x00"
+
+
+def test_a_513_byte_payload_is_oversize_even_when_it_encodes_short():
+    d = FrameDecoder()
+    big = _raw_frame(bytes(513))  # zeros: 519 encoded bytes at most, 517 decoded
+    assert len(big) - 1 <= 519
+    assert d.feed(big + big) == []
+    assert d.stats.oversize == 2 and d.stats.frames == 0
+    ok = _raw_frame(bytes(512))
+    assert d.feed(ok) == [bytes(512)]
+
+
+def test_every_bad_crc_is_counted():
+    good = bytearray(encode_frame(b"\x01\x02\x03\x04\x05\x06"))
+    good[2] ^= 0x01
+    d = FrameDecoder()
+    assert d.feed(bytes(good) * 3) == []
+    assert d.stats.bad_crc == 3
