@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint bench clean mutation lock
+.PHONY: run test lint bench clean dist mutation lock
 
 $(STAMP): pyproject.toml shoe_controller/display/package-lock.json
 	$(PYTHON) -m venv $(VENV)
@@ -37,5 +37,9 @@ lock: $(STAMP)
 bench: $(STAMP)
 	for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
+## dist: the sdist and the wheel (with the page's MQTT bundle: npm at build time only)
+dist: $(STAMP)
+	$(PY) -m build --outdir dist .
+
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache
