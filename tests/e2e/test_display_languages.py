@@ -98,6 +98,8 @@ def display(bundle) -> Iterator[DisplayServer]:
 
 def open_page(chromium: Any, url: str, viewport: dict[str, int]) -> Any:
     page = chromium.new_page(viewport=viewport)
+    page.requested = []  # every URL the page fetches (it must fetch nothing elsewhere)
+    page.on("request", lambda r: page.requested.append(r.url))
     page.on("console", lambda m: print("browser:", m.type, m.text) if m.type == "error"
             else None)
     page.goto(url)
@@ -168,6 +170,11 @@ def test_every_language_renders_every_state(display, chromium, tmp_path: Path) -
                     path = tmp_path / f"{tag}-{name}.png"
                     page.screenshot(path=str(path))
                     save_artifact(path, "display")
+            # nothing (no font, no script) comes from anywhere but the page's own server
+            origin = display.url.rstrip("/")
+            assert page.requested and all(u.startswith(origin + "/")
+                                          for u in page.requested), page.requested
+            assert any("/i18n/" + tag in u for u in page.requested)
             # numbers by Intl for the locale: the limits read "50<group>000"
             limits = page.inner_text("#limits")
             assert f"50{GROUPING[tag]}000" in limits, (tag, limits)
