@@ -127,3 +127,107 @@ def test_empty_tally_says_why():
     only_rejects = tally([FrameRead.rejected("glare"), FrameRead.rejected("glare"),
                           FrameRead.rejected("blur")])
     assert vote(only_rejects, 1) == UnreadableCard("no confident read in 3 frames (glare)")
+
+
+def _sensor(**kw) -> PassTracker:
+    return PassTracker(sensor=True, min_frames=2, exit_grace_s=0.0, exit_timeout_s=0.5, **kw)
+
+
+def _feed_at(t: PassTracker, t0: float, reads: list[FrameRead]) -> tuple[list, float]:
+    out: list = []
+    clock = t0
+    for r in reads:
+        out += t.frame(clock, r)
+        clock += 1 / FPS
+    return out, clock
+
+
+@pytest.mark.parametrize("what", [
+    [FrameRead.cut(0.9)] * 3, [FrameRead.foreign("ZZ-1")] * 3, [FrameRead.foreign("")] * 3])
+def test_tail_frames_of_a_cut_or_foreign_pass_are_its_tail(what):
+    """After the exit, the same read lingering in view is the same card's tail, whatever
+    kind it is: one input per pass, never a second one from the tail."""
+    t = _sensor()
+    out, clock = _feed_at(t, 0.0, what)
+    out += t.card_exit(clock)
+    more, clock = _feed_at(t, clock + 1 / FPS, [*what[:2], EMPTY, EMPTY])
+    out += more + t.tick(clock + 1.0)
+    assert len(out) == 1 and t.tail_frames == 2 and t.passes == 1
+    kind = what[0].kind
+    assert out[0] == (CutCardSeen() if kind == "cut" else ForeignCard(what[0].payload or ""))
+
+
+def test_tail_frames_without_a_confident_read_of_another_card_stay_tail():
+    t = _sensor()
+    out, clock = _feed_at(t, 0.0, [card("QH")] * 3)
+    out += t.card_exit(clock)
+    tail = [card("5D", confidence=0.3), FrameRead.rejected("cut off"),
+            FrameRead("card", None, None, 0.9), card("QH", confidence=0.2)]
+    more, clock = _feed_at(t, clock + 1 / FPS, [*tail, EMPTY, EMPTY])
+    out += more + t.tick(clock + 1.0)
+    assert out == [CardSeen(parse_card("QH"), "up", "index")]
+    assert t.tail_frames == 4 and t.passes == 1 and not t.in_pass
+
+
+def test_a_sensor_pass_with_no_exit_is_unreadable_at_the_end_of_the_stream():
+    t = _sensor()
+    out, _ = _feed_at(t, 0.0, [card("QH")] * 3)
+    assert out == []
+    assert t.flush() == [UnreadableCard("a card was seen in the window but no card-exit "
+                                        "event came")]
+    assert t.passes == 1 and not t.in_pass and t.flush() == []
+    out, _ = _feed_at(t, 5.0, [card("9S")] * 2)
+    assert t.flush() == [UnreadableCard("a card was seen in the window but no card-exit "
+                                        "event came")]
+    assert t.passes == 2
+
+
+def test_passes_are_counted_one_each():
+    t = PassTracker(min_frames=2, gap_frames=2)
+    out: list = []
+    clock = 0.0
+    for code in ["QH", "5D", "7C"]:
+        more, clock = _feed_at(t, clock, [card(code)] * 3 + [EMPTY] * 3)
+        out += more
+    assert [o.card.code for o in out] == ["QH", "5D", "7C"] and t.passes == 3
+    t2 = _sensor()
+    out, clock = _feed_at(t2, 0.0, [card("QH")] * 3)
+    t2.card_exit(clock)
+    t2.tick(clock + 1)
+    out, clock = _feed_at(t2, clock + 2, [card("5D")] * 3)
+    t2.card_exit(clock)
+    t2.tick(clock + 1)
+    assert t2.passes == 2
+
+
+def test_frames_stamped_before_a_decided_pass_end_are_late():
+    t = PassTracker(sensor=True, min_frames=2, exit_grace_s=0.05, exit_timeout_s=0.5)
+    out, _ = _feed_at(t, 0.0, [card("QH")] * 3)
+    out += t.card_exit(1.0)
+    out += t.tick(1.2)  # the grace ran out: decided; the pass ends at 1.05
+    assert out == [CardSeen(parse_card("QH"), "up", "index")]
+    assert t.frame(1.04, card("5D")) == [] and t.late_frames == 1
+    assert t.frame(1.05, card("5D")) == [] and t.late_frames == 2
+    t.frame(1.06, card("5D"))
+    assert t.late_frames == 2
+
+
+def test_from_config_takes_every_setting():
+    from shoe_controller.vision.config import VisionConfig
+
+    cfg = VisionConfig(min_confidence=0.75, min_frames=3, gap_frames=4, exit_grace_s=0.125,
+                       exit_timeout_s=2.5, pass_boundary="auto")
+    t = PassTracker.from_config(cfg, sensor=True, source="barcode")
+    assert (t.min_confidence, t.min_frames, t.gap_frames, t.exit_grace_s, t.exit_timeout_s,
+            t.sensor, t.source) == (0.75, 3, 4, 0.125, 2.5, True, "barcode")
+    assert PassTracker.from_config(cfg, sensor=False, source=None).sensor is False
+    for boundary, sensor, want in [("sensor", False, True), ("presence", True, False)]:
+        c2 = VisionConfig(pass_boundary=boundary)
+        assert PassTracker.from_config(c2, sensor=sensor, source=None).sensor is want
+
+    class Old:  # a config from before pass_boundary existed: "auto"
+        min_confidence, min_frames, gap_frames, exit_grace_s, exit_timeout_s = (
+            0.6, 2, 2, 0.05, 1.0)
+
+    assert PassTracker.from_config(Old(), sensor=True, source=None).sensor is True
+    assert PassTracker.from_config(Old(), sensor=False, source=None).sensor is False
