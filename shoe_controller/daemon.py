@@ -294,6 +294,8 @@ class Daemon:
         self._unprotected: list[Any] = []
         self._unprotected_since = 0.0
         self._unprotected_ends = 0
+        #: shoe_analysis events lost in a crash, rebuilt by resume(), journaled by start()
+        self._missing_analyses: list[Any] = []
         #: why play is stopped for storage ("disk full..."), None when it is not
         self.disk_full: str | None = None
         #: event batches decided but not yet journaled (a write failed): kept in memory,
@@ -359,7 +361,38 @@ class Daemon:
                 raise
         self.resumed_events = len(events)
         self._store_finished_shoe()
+        if events:
+            self._missing_analyses = self._lost_analyses(before, events)
         return len(events)
+
+    def _lost_analyses(self, initial: Any, events: Sequence[Any]) -> list[Any]:
+        """The ``shoe_analysis`` events of the current shoe's finished rounds that are not
+        in the journal (the process stopped between a round's end and its deferred
+        analysis): computed again exactly as then, by folding the projection over the
+        shoe's events in order. Earlier shoes are history and left as they are."""
+        if self.core._protect is None or self.core._fold is None:
+            return []
+        tags = [event_type(ev) for ev in events]
+        starts = [i for i, t in enumerate(tags) if t == "shoe_started"]
+        if not starts:
+            return []
+        current = starts[-1]
+        have = {int(getattr(ev, "round", 0)) for ev, t in
+                zip(events[current:], tags[current:], strict=True) if t == "shoe_analysis"}
+        ends = {int(getattr(ev, "round", 0)) for ev, t in
+                zip(events[current:], tags[current:], strict=True)
+                if t in ("result_confirmed", "round_voided")}
+        if not ends - have:
+            return []  # the usual case: nothing lost, nothing recomputed
+        core_events = [ev for ev, t in zip(events, tags, strict=True) if t != "shoe_analysis"]
+        cut = sum(1 for t in tags[:current] if t != "shoe_analysis")
+        pstate = self.core._fold(initial, core_events[:cut])
+        lost = []
+        for ev in core_events[cut:]:
+            pstate, out = self.core._protect(pstate, ev)
+            lost += [x for x in out if event_type(x) == "shoe_analysis"
+                     and int(getattr(x, "round", 0)) not in have]
+        return lost
 
     def journal_id(self) -> str | None:
         """The journal's identity for the fingerprint store: its first event's hash
@@ -400,6 +433,15 @@ class Daemon:
         if n:
             log.info("resumed from the journal: %d events, last seq %d (%s)",
                      n, self.journal.last_seq, self.describe())
+        lost, self._missing_analyses = self._missing_analyses, []
+        if lost:
+            committed = self._commit("projection", lost)
+            if committed is not None:
+                self._outputs(lost, committed)
+            log.warning("rebuilt the shoe_analysis of round(s) %s of shoe %s, lost when the "
+                        "process stopped before their analysis was journaled",
+                        [int(getattr(x, "round", 0)) for x in lost],
+                        getattr(lost[0], "shoe", "?"))
         if self.station is not None:
             if getattr(self.station, "key_on", False):  # the key was left on: no alarm sound
                 self.lights = supervisor_key(self.lights, on=True)
