@@ -137,7 +137,8 @@ def _write_config(dest: Path, name: str, target: str, tests: list[str],
         # no doctests, no stop-at-the-first-failure tricks: the tests as CI runs them
         'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "--no-header", '
         '"--override-ini=addopts=", "-m", "not e2e"]\n'
-        "also_copy = [\"firmware_bridge\", \"shoe_controller\", \"calibration\", \"tests\"]\n"
+        "also_copy = [\"firmware_bridge\", \"shoe_controller\", \"calibration\", \"tests\", "
+        "\"systemd\", \"docs\", \"examples\", \"README.md\"]\n"
         # a hang is killed after (the tests' time + 30 s) x 5 of wall time: generous, so a
         # worker slowed by a loaded machine is not taken for a hang (a timeout counts as
         # killed, so a tight limit would flatter the score)

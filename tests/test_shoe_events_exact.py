@@ -324,3 +324,27 @@ def test_voided_insurance_closes_the_open_offers():
     assert shoe.state.open_offers == () and shoe.state.insurance_void
     # the next card closes nothing more
     assert shoe.apply(c("4C"))[0].type == "card_dealt"
+
+
+def test_an_unreadable_first_card_of_an_automatic_round_opens_it_and_pauses():
+    _, evs = play({"burn": "none"}, I.NewShoe(), I.UnreadableCard("glare"))
+    assert evs == [E.RoundStarted(1, 1), E.Fault(1, 1, "unreadable_card", "glare"),
+                   E.RoundPaused(1, 1, "unreadable_card")]
+    _shoe, evs = play({"burn": "none"}, I.NewShoe(), I.UnreadableCard("glare"),
+                     I.ManualCard(parse_card("9H")))
+    assert evs == [E.RoundResumed(1, 1),
+                   E.CardDealt(1, 1, "player", 1, "9H", None, source="manual")]
+
+
+def test_an_unreadable_card_with_no_round_open_is_a_named_misdeal():
+    _, evs = play(BUTTONS, I.NewShoe(), I.UnreadableCard())
+    assert evs == [E.Misdeal(1, None, "no_round_open", None, "burn")]
+
+
+def test_a_manual_card_seen_once_too_often_is_dealt_stamped_after_its_alert():
+    one = {**BUTTONS, "decks": 1}
+    _, evs = play(one, I.NewShoe(), c("AS"), I.NewRound(), I.UnreadableCard(),
+                  I.ManualCard(parse_card("AS"), source="key"))
+    assert evs == [E.RoundResumed(1, 1, source="key"),
+                   E.IntegrityAlert(1, 1, "excess_card", {"card": "AS", "seen": 2, "decks": 1}),
+                   E.CardDealt(1, 1, "player", 1, "AS", None, source="manual")]
