@@ -78,7 +78,8 @@ MODULES: dict[str, tuple[str, list[str]]] = {
                  ["tests/test_bridge_codec.py", "tests/test_protocol_doc.py",
                   "tests/test_bridge_files.py"]),
     "journal": ("shoe_controller/journal.py",
-                ["tests/test_journal.py", "tests/test_reference_journal.py"]),
+                ["tests/test_journal.py", "tests/test_reference_journal.py",
+                 "tests/test_feed.py"]),
     "passes": ("shoe_controller/vision/passes.py",
                ["tests/test_passes.py", "tests/test_reference_passes.py"]),
 }
