@@ -14,8 +14,17 @@ Inputs, written to a temporary folder (deleted after):
   every event printed as JSON (to /dev/null);
 - ``small``: the 20 shoes alone: the baseline.
 
-Peak RSS is the child's own (``wait4``). Bounded memory means: the same peak whatever
-the size.
+Peak RSS is the child's own (``wait4``; this script's own process stays small).
+Bounded memory means: the same peak whatever the size.
+
+Measured 2026-12-01 on the shared 2-core development machine (8 sessions busy on it,
+so the times are long; the memory is what counts)::
+
+    small     0.020 MB  exit 0     44.1 s  peak RSS 50 MiB
+    check   100.001 MB  exit 2    853.3 s  peak RSS 19 MiB
+    full    100.008 MB  exit 0   1210.2 s  peak RSS 50 MiB
+
+(the replay before streaming: 247 MiB on 2 MB of tokens, 1.26 GB on 12 MB.)
 """
 
 from __future__ import annotations
