@@ -368,3 +368,16 @@ def test_settler_direct_against_the_reference():
         assert warm.offered(n) == tuple(b for b in ref.ALL_BETS if b in ref.offered(max(n, 1)))
     with pytest.raises(ValueError, match=r"^cannot settle an incomplete round$"):
         Settler(Rules()).settle(rnd.START, 0, 1)
+
+
+def test_burn_count_against_the_burn_rules():
+    from shoe_controller.game.rules import burn_count
+
+    for code in [r + "S" for r in RANKS]:
+        assert burn_count(Rules(), ref.value(code)) == ref.burn_after_indicator(code)
+    assert burn_count(Rules(burn="decks", decks=6)) == 6
+    assert burn_count(Rules(burn="fixed", burn_cards=3)) == 3
+    assert burn_count(Rules(burn="none")) == 0
+    with pytest.raises(ValueError, match=r"^the first_card burn rule needs the indicator "
+                                         r"card's value$"):
+        burn_count(Rules())
