@@ -529,6 +529,9 @@ class Publisher:
                 return
             try:
                 self.publish_head()
+            except (OSError, sqlite3.Error) as exc:  # a full disk: said, tried again
+                log.warning("cannot publish the head (%s); tried again in %.0f s", exc,
+                            HEAD_EVERY)
             except Exception:
                 log.exception("cannot publish the head (tried again in %.0f s)", HEAD_EVERY)
 
@@ -551,7 +554,7 @@ class Publisher:
                     self._staged_through)
                 self._conn.execute("COMMIT")
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                _rollback(self._conn)  # (SQLite may have rolled back itself: disk full)
                 raise
             self.head_sent = payload
             self._staged(rows)
