@@ -209,3 +209,48 @@ def test_a_button_frame_built_from_the_document_decodes_to_new_round():
     assert frame.seq == seq and frame.sequenced
     assert frame.msg == P.ButtonReport(t_us, 1)
     assert P.BUTTON_NAMES[frame.msg.button] == "new_round"
+
+
+def test_button_id_refuses_what_is_no_button():
+    with pytest.raises(ValueError, match=r"^unknown button 'xxxxxxx3'; known: new_round, "
+                                         r"confirm, reveal_player, reveal_banker, "
+                                         r"call_supervisor$"):
+        P.button_id("xxxxxxx3")
+    with pytest.raises(ValueError):
+        P.button_id("button_x")
+
+
+def test_length_prefixed_fields_at_their_limits():
+    """§5: device_id at most 64 bytes, payload and detail at most 200."""
+    hello = P.DeviceHello(1, 1, 1, 0, 0, 0, 7, 0, "S" * 64)
+    assert P.DeviceHello.parse(hello.body()) == hello
+    with pytest.raises(ValueError):
+        P.DeviceHello(1, 1, 1, 0, 0, 0, 7, 0, "S" * 65).body()
+    read = P.CardReadReport(5, 1, b"x" * 200)
+    assert P.CardReadReport.parse(read.body()) == read
+    with pytest.raises(ValueError):
+        P.CardReadReport(5, 1, b"x" * 201).body()
+    fault = P.FaultReport(5, 3, "d" * 200)
+    assert P.FaultReport.parse(fault.body()) == fault
+    with pytest.raises(ValueError):
+        P.FaultReport(5, 3, "d" * 201).body()
+
+
+@pytest.mark.parametrize(("cls", "what"), [(P.DeviceHello, "hello.device_id"),
+                                           (P.CardReadReport, "card_read.payload"),
+                                           (P.FaultReport, "fault.detail")])
+def test_a_body_without_its_length_byte_says_which_field(cls, what):
+    body = bytes(cls.FMT.size)
+    with pytest.raises(P.DecodeError, match=rf"^{re.escape(what)}: missing length byte$"):
+        cls.parse(body)
+    short = bytes(cls.FMT.size - 1)
+    with pytest.raises(P.DecodeError, match=rf"body of {cls.FMT.size - 1} bytes, at least "
+                                            rf"{cls.FMT.size + 1}"):
+        cls.parse(short)
+
+
+def test_text_fields_that_are_not_utf8_are_read_with_replacement():
+    body = P.DeviceHello(1, 1, 1, 0, 0, 0, 7, 0, "").body()[:-1] + b"\x02\xff\xfe"
+    assert P.DeviceHello.parse(body).device_id == "\ufffd\ufffd"
+    fault = P.FaultReport(5, 3, "").body()[:-1] + b"\x01\xc3"
+    assert P.FaultReport.parse(fault).detail == "\ufffd"
