@@ -220,7 +220,8 @@ def _summary(profile: Profile, out: Path, source: str) -> str:
 
 def _live_frames(args: argparse.Namespace) -> tuple[Iterable[np.ndarray], object]:
     from calibration.camera import camera_config, script_items
-    from shoe_controller.vision.sources import SyntheticSource, open_source
+    from shoe_controller.sim.sources import SyntheticSource
+    from shoe_controller.vision.sources import open_source
 
     config = camera_config(args)
     if config.source == "synthetic":

@@ -15,9 +15,9 @@ import pytest
 from calibration.cli import main
 from calibration.learn import SORTED_DECK, walk_deck
 from shoe_controller.sim import render
+from shoe_controller.sim.sources import SyntheticSource
 from shoe_controller.vision.index_learn import DeckLearner
 from shoe_controller.vision.profile import load_profile, update_camera_settings
-from shoe_controller.vision.sources import SyntheticSource
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -397,7 +397,7 @@ def test_camera_suggests_the_roi_where_cards_passed(
 def test_exposure_sweep_keeps_the_brightest_unclipped_exposure() -> None:
     render = pytest.importorskip("shoe_controller.sim.render")
     from calibration.camera import _sweep_control, best_exposure
-    from shoe_controller.vision.sources import SyntheticSource
+    from shoe_controller.sim.sources import SyntheticSource
 
     # Steady light (the calibration range): the card face sits near grey 225-235.
     src = SyntheticSource(
@@ -445,9 +445,9 @@ def test_deck_check_passes_bounded_by_the_shoe_exit_sensor() -> None:
     from firmware_bridge.config import SerialConfig
     from firmware_bridge.link import Link
     from firmware_bridge.simulator import DeviceSimulator
+    from shoe_controller.sim.sources import SyntheticSource
     from shoe_controller.vision.barcode import BarcodeReader
     from shoe_controller.vision.passes import PassTracker
-    from shoe_controller.vision.sources import SyntheticSource
 
     with DeviceSimulator(heartbeat_interval=0.05) as sim:
         events: queue.Queue[object] = queue.Queue()
@@ -519,7 +519,8 @@ def test_camera_roi_outside_the_frame(tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 def test_camera_records_raw_frames_that_replay_identically(tmp_path: Path) -> None:
-    from shoe_controller.vision.sources import FolderSource, SyntheticSource
+    from shoe_controller.sim.sources import SyntheticSource
+    from shoe_controller.vision.sources import FolderSource
 
     script = "D1-QH D1-9C"
     rc = calibrate(

@@ -13,6 +13,7 @@ import pytest
 from shoe_controller.game.cards import parse_card
 from shoe_controller.game.inputs import CardSeen, CutCardSeen, ForeignCard, UnreadableCard
 from shoe_controller.sim import barcode_render as br
+from shoe_controller.sim.sources import SyntheticSource
 from shoe_controller.vision.barcode import BarcodeReader
 from shoe_controller.vision.config import BarcodeConfig, CameraConfig, VisionConfig
 from shoe_controller.vision.passes import PassTracker
@@ -22,7 +23,6 @@ from shoe_controller.vision.sources import (
     CameraError,
     FolderSource,
     PiCamera,
-    SyntheticSource,
     UsbCamera,
     VideoSource,
     open_source,

@@ -23,10 +23,10 @@ profile_mod = pytest.importorskip("shoe_controller.vision.profile")
 from calibration.cli import main as calibrate  # noqa: E402
 from shoe_controller.game.cards import ALL_CARDS, parse_card  # noqa: E402
 from shoe_controller.game.inputs import CardSeen, CutCardSeen, UnreadableCard  # noqa: E402
+from shoe_controller.sim.sources import SyntheticSource  # noqa: E402
 from shoe_controller.vision.barcode import BarcodeReader  # noqa: E402
 from shoe_controller.vision.passes import PassTracker  # noqa: E402
 from shoe_controller.vision.reader import BothReaders  # noqa: E402
-from shoe_controller.vision.sources import SyntheticSource  # noqa: E402
 
 STYLE = "classic"
 

@@ -102,7 +102,7 @@ class SyntheticCamera(CameraInput):
             yield from br.pass_frames(face, self.rng, self.frames_per_pass, br.GUIDED,
                                       upside_down=bool(self.rng.random() < 0.5))
         else:
-            from shoe_controller.vision.sources import index_pass
+            from shoe_controller.sim.sources import index_pass
 
             yield from index_pass(item, self.rng, self.frames_per_pass, style=self.style)
 
