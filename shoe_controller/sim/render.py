@@ -29,7 +29,6 @@ import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
 
 import cv2
 import numpy as np
@@ -48,12 +47,15 @@ __all__ = [
     "STYLES",
     "CardFace",
     "Degradation",
+    "Design",
     "Pose",
     "Truth",
     "compose_frame",
     "degrade",
+    "design",
     "draw_card_face",
     "draw_cut_face",
+    "draw_plain_face",
     "empty_background",
     "evaluation_labels",
     "render_frame",
@@ -68,8 +70,6 @@ FRAME_W, FRAME_H = 640, 480
 CARD_W, CARD_H = 280, 392
 _SS = 4  # supersampling factor for anti-aliased drawing
 
-Style = Literal["classic", "modern"]
-STYLES: tuple[str, ...] = ("classic", "modern")
 
 
 # --------------------------------------------------------------------------- card faces
@@ -86,37 +86,198 @@ class CardFace:
     index_box: tuple[int, int, int, int]
 
 
+#: Ink colours (BGR).
+RED, BLACK = (40, 30, 200), (25, 25, 25)
+BLUE, GREEN = (170, 70, 20), (40, 130, 20)
+
+
 @dataclass(frozen=True)
-class _StyleSpec:
-    paper: tuple[int, int, int]  # BGR
-    red: tuple[int, int, int]
-    black: tuple[int, int, int]
-    font: int
-    thickness: int
-    rank_h: float  # rank glyph height, face px
-    suit_h: float
-    index_cx: float  # index column centre x
-    rank_top: float
-    gap: float  # rank bottom -> suit top
-    suit_shapes: str  # "classic" | "modern"
-    cut_colour: tuple[int, int, int]
-    corner_r: int
+class Design:
+    """One card design: how its index, stock and decoration look.
+
+    ``rank_font``/``suit_font``: ``"hershey:<n>"`` (an OpenCV Hershey font number), a
+    font file name from a Debian font package (``DejaVuSans-Bold.ttf``), or for suits
+    ``"poly:<set>"`` (polygon shapes: ``classic``, ``modern``, ``round``).
+    """
+
+    paper: tuple[int, int, int] = (236, 240, 242)
+    #: ink per suit S H D C
+    inks: tuple[tuple[int, int, int], ...] = (BLACK, RED, RED, BLACK)
+    rank_font: str = "hershey:2"
+    thickness: int = 3  # Hershey only
+    rank_h: float = 34.0  # cap height, face px
+    squeeze: float = 1.0  # horizontal scale of the rank glyphs (condensed < 1)
+    ten_squeeze: float = 1.0  # extra horizontal scale of "10" (a narrow 10 < 1)
+    ten_gap: float = 0.0  # px between the 1 and the 0 (negative: touching)
+    suit_font: str = "poly:classic"
+    suit_h: float = 27.0
+    suit_aspect: float = 0.9  # width / height of the suit glyph
+    index_cx: float = 33.0  # index column centre x
+    rank_top: float = 15.0
+    gap: float = 8.0  # rank bottom -> suit top
+    suit_dx: float = 0.0  # suit centre offset from the rank column centre
+    cut_colour: tuple[int, int, int] = (40, 200, 235)
+    corner_r: int = 13
+    border: tuple[float, float, tuple[int, int, int]] | None = None  # inset, width, colour
+    #: court art: its frame starts this many px right of the index (None: none)
+    art_gap: float | None = None
+    #: pips of number cards: the nearest column this many px right of the index
+    pip_gap: float | None = None
+    big_centre: bool = False  # one big centre suit instead of pips
+    four_corners: bool = False
+    centre_style: str = "classic"  # the two original designs' own centre decoration
 
 
-_SPECS: dict[str, _StyleSpec] = {
-    "classic": _StyleSpec(
-        paper=(236, 240, 242), red=(40, 30, 200), black=(25, 25, 25),
-        font=cv2.FONT_HERSHEY_DUPLEX, thickness=3, rank_h=34, suit_h=27,
-        index_cx=33, rank_top=15, gap=8, suit_shapes="classic",
-        cut_colour=(40, 200, 235), corner_r=13,
+_DESIGNS: dict[str, Design] = {
+    # the two original designs, drawn with OpenCV's Hershey fonts and polygon suits
+    "classic": Design(),
+    "modern": Design(
+        paper=(200, 226, 238), inks=((70, 40, 20), (30, 70, 225), (30, 70, 225), (70, 40, 20)),
+        rank_font="hershey:4", thickness=2, rank_h=38, suit_h=25, index_cx=31, rank_top=13,
+        gap=9, suit_font="poly:modern", cut_colour=(170, 90, 30), corner_r=9,
+        centre_style="modern",
     ),
-    "modern": _StyleSpec(
-        paper=(200, 226, 238), red=(30, 70, 225), black=(70, 40, 20),
-        font=cv2.FONT_HERSHEY_TRIPLEX, thickness=2, rank_h=38, suit_h=25,
-        index_cx=31, rank_top=13, gap=9, suit_shapes="modern",
-        cut_colour=(170, 90, 30), corner_r=9,
+    "dejavu-jumbo": Design(
+        rank_font="DejaVuSans-Bold.ttf", rank_h=60, suit_font="DejaVuSans.ttf", suit_h=34,
+        index_cx=38, rank_top=10, gap=6, art_gap=4, cut_colour=(30, 30, 200),
+        paper=(245, 246, 246),
+    ),
+    "liberation-serif-border": Design(
+        rank_font="LiberationSerif-Regular.ttf", rank_h=30, suit_font="FreeSerif.ttf",
+        suit_h=24, index_cx=30, rank_top=18, gap=6, paper=(205, 232, 240),
+        border=(9, 2, (40, 40, 150)), pip_gap=10, cut_colour=(200, 140, 40),
+    ),
+    "narrow-large": Design(
+        rank_font="LiberationSansNarrow-Bold.ttf", rank_h=46, ten_squeeze=0.75,
+        suit_font="poly:classic", suit_h=30, suit_aspect=1.05, index_cx=28, rank_top=12,
+        gap=5, paper=(190, 225, 240), cut_colour=(60, 180, 60),
+    ),
+    "four-colour": Design(
+        rank_font="FreeSansBold.ttf", rank_h=44, suit_font="NotoSansSymbols2-Regular.ttf",
+        suit_h=30, index_cx=34, rank_top=12, gap=6, inks=(BLACK, RED, BLUE, GREEN),
+        pip_gap=8, cut_colour=(0, 140, 255),
+    ),
+    "slab-mono": Design(
+        rank_font="NimbusMonoPS-Bold.otf", rank_h=36, suit_font="FreeMonoBold.ttf", suit_h=26,
+        index_cx=32, rank_top=14, gap=7, paper=(228, 238, 240), art_gap=7,
+        cut_colour=(120, 60, 160),
+    ),
+    "serif-jumbo-border": Design(
+        rank_font="DejaVuSerif-Bold.ttf", rank_h=56, suit_font="LiberationSerif-Bold.ttf",
+        suit_h=32, index_cx=40, rank_top=16, gap=6, paper=(200, 228, 236),
+        border=(7, 3, (30, 110, 170)), art_gap=5, cut_colour=(180, 80, 80),
+    ),
+    "noto-wide-suit": Design(
+        rank_font="NotoSans-Regular.ttf", rank_h=32, suit_font="DejaVuSans-Bold.ttf",
+        suit_h=28, suit_aspect=1.15, suit_dx=4, index_cx=30, rank_top=14, gap=7,
+        pip_gap=6, cut_colour=(40, 40, 220),
+    ),
+    "freeserif-four-corners": Design(
+        rank_font="FreeSerifBold.ttf", rank_h=42, suit_font="FreeSerif.ttf", suit_h=28,
+        index_cx=32, rank_top=12, gap=5, paper=(185, 222, 236), four_corners=True,
+        big_centre=True, cut_colour=(90, 160, 40),
+    ),
+    "condensed-jumbo-art": Design(
+        rank_font="NimbusSansNarrow-Regular.otf", rank_h=62, squeeze=0.9,
+        suit_font="poly:modern", suit_h=30, index_cx=30, rank_top=10, gap=5, art_gap=3,
+        cut_colour=(200, 200, 200),
+    ),
+    "dejavu-condensed-4c-border": Design(
+        rank_font="DejaVuSansCondensed-Bold.ttf", rank_h=44, suit_font="DejaVuSans.ttf",
+        suit_h=28, index_cx=34, rank_top=16, gap=6, inks=(BLACK, RED, (180, 90, 0), (0, 140, 0)),
+        border=(8, 2, (120, 120, 120)), pip_gap=9, paper=(222, 236, 242),
+        cut_colour=(30, 200, 240),
+    ),
+    # --- the validation designs (bench/vision.py never tunes on them)
+    "liberation-jumbo-4c": Design(
+        rank_font="LiberationSans-Bold.ttf", rank_h=58, suit_font="FreeSans.ttf", suit_h=32,
+        index_cx=38, rank_top=11, gap=6, inks=((30, 30, 30), (50, 40, 210), (190, 110, 30),
+                                               (60, 150, 40)),
+        paper=(205, 230, 240), art_gap=4, pip_gap=6, cut_colour=(150, 40, 150),
+    ),
+    "c059-narrow10-border": Design(
+        rank_font="C059-Roman.otf", rank_h=32, ten_squeeze=0.7, ten_gap=-1,
+        suit_font="C059-Bold.otf", suit_h=24, index_cx=30, rank_top=18, gap=6,
+        paper=(190, 224, 238), border=(8, 2, (20, 20, 120)), cut_colour=(40, 170, 230),
+    ),
+    "notoserif-wide-pips": Design(
+        rank_font="NotoSerif-Bold.ttf", rank_h=40, suit_font="LiberationSans-Regular.ttf",
+        suit_h=30, suit_aspect=1.1, suit_dx=3, index_cx=33, rank_top=13, gap=6, pip_gap=5,
+        cut_colour=(60, 60, 60),
+    ),
+    "times-jumbo-art-4corner": Design(
+        rank_font="NimbusRoman-Bold.otf", rank_h=60, suit_font="poly:round", suit_h=32,
+        index_cx=38, rank_top=10, gap=6, art_gap=4, four_corners=True,
+        paper=(215, 235, 244), cut_colour=(20, 120, 230),
     ),
 }
+
+STYLES: tuple[str, ...] = tuple(_DESIGNS)
+
+
+def design(style: str) -> Design:
+    """The :class:`Design` named ``style`` (one of :data:`STYLES`).
+
+    >>> design("four-colour").inks[2] == BLUE
+    True
+    """
+    try:
+        return _DESIGNS[style]
+    except KeyError:
+        raise ValueError(f"unknown card design {style!r}; one of {', '.join(STYLES)}") from None
+
+
+_FONT_PACKAGES = ("fonts-dejavu fonts-liberation fonts-freefont-ttf fonts-urw-base35 "
+                  "fonts-noto-core")
+
+
+@lru_cache(maxsize=64)
+def _font_path(name: str) -> str:
+    for root in ("/usr/share/fonts", "/usr/local/share/fonts"):
+        hits = sorted(Path(root).rglob(name)) if Path(root).is_dir() else []
+        if hits:
+            return str(hits[0])
+    raise RuntimeError(f"font {name} not found; install the Debian font packages "
+                       f"({_FONT_PACKAGES})")
+
+
+def _ink_crop(mask: np.ndarray) -> tuple[np.ndarray, int, int]:
+    ys, xs = np.nonzero(mask > 40)
+    if len(xs) == 0:
+        raise RuntimeError("glyph drew no ink")
+    y0, x0 = int(ys.min()), int(xs.min())
+    return mask[y0:int(ys.max()) + 1, x0:int(xs.max()) + 1], x0, y0
+
+
+@lru_cache(maxsize=512)
+def _text_glyph(text: str, font: str, thickness: int, cap_px: int) -> tuple[np.ndarray, int]:
+    """Mask of ``text`` with its cap height ``cap_px`` (supersampled px), and how far the
+    ink starts below the cap line (a Q's tail reaches further down, not higher up)."""
+    if font.startswith("hershey:"):
+        f = int(font.split(":")[1])
+        _, th = cv2.getTextSize("K", f, 1.0, thickness)[0]
+        scale = cap_px / th
+        t = max(1, round(thickness * scale))
+        (tw, th2), base = cv2.getTextSize(text, f, scale, t)
+        canvas = np.zeros((th2 + base + 4 * t + 8, tw + 4 * t + 8), np.uint8)
+        org = (2 * t + 4, 2 * t + 4 + th2)
+        cv2.putText(canvas, text, org, f, scale, 255, t, cv2.LINE_8)
+        cap_top = org[1] - cap_px
+    else:
+        from PIL import Image, ImageDraw, ImageFont
+
+        pf = ImageFont.truetype(_font_path(font), 100)
+        k = pf.getbbox("K", anchor="ls")
+        size = max(4, round(100 * cap_px / (k[3] - k[1])))
+        pf = ImageFont.truetype(_font_path(font), size)
+        x0, y0, x1, y1 = pf.getbbox(text, anchor="ls")
+        pad = 8
+        img = Image.new("L", (x1 - x0 + 2 * pad, y1 - y0 + 2 * pad), 0)
+        ImageDraw.Draw(img).text((pad - x0, pad - y0), text, font=pf, fill=255, anchor="ls")
+        canvas = np.asarray(img)
+        cap_top = pad - y0 - cap_px
+    crop, _x, y = _ink_crop(canvas)
+    return crop, y - cap_top
 
 
 def _suit_polygons(suit: str, shapes: str) -> list[np.ndarray]:
@@ -148,6 +309,26 @@ def _suit_polygons(suit: str, shapes: str) -> list[np.ndarray]:
             circle(0.5, 0.24, 0.23), circle(0.25, 0.56, 0.23), circle(0.75, 0.56, 0.23),
             np.array([[0.5, 0.4], [0.66, 1.0], [0.34, 1.0]]),
         ]
+    if shapes == "round":  # plump shapes, short stems
+        if suit == "H":
+            return [circle(0.28, 0.3, 0.27), circle(0.72, 0.3, 0.27),
+                    np.array([[0.02, 0.38], [0.98, 0.38], [0.5, 1.0]])]
+        if suit == "D":
+            s = np.linspace(0, 1, 30)
+            bow = 0.08 * np.sin(np.pi * s)
+            right = np.concatenate([
+                np.stack([0.5 + 0.5 * s + bow, 0.5 * s], axis=1),
+                np.stack([1.0 - 0.5 * s + bow, 0.5 + 0.5 * s], axis=1),
+            ])
+            left = right[::-1].copy()
+            left[:, 0] = 1 - left[:, 0]
+            return [np.concatenate([right, left])]
+        if suit == "S":
+            return [circle(0.28, 0.6, 0.26), circle(0.72, 0.6, 0.26),
+                    np.array([[0.02, 0.52], [0.98, 0.52], [0.5, 0.0]]),
+                    np.array([[0.5, 0.6], [0.72, 1.0], [0.28, 1.0]])]
+        return [circle(0.5, 0.25, 0.25), circle(0.24, 0.6, 0.24), circle(0.76, 0.6, 0.24),
+                np.array([[0.5, 0.45], [0.7, 1.0], [0.3, 1.0]])]
     # modern: narrower, sharper shapes
     if suit == "H":
         h = heart(0.86)
@@ -174,33 +355,84 @@ def _suit_polygons(suit: str, shapes: str) -> list[np.ndarray]:
     ]
 
 
-def _draw_suit(img: np.ndarray, suit: str, shapes: str, cx: float, top: float, h: float,
-               colour: tuple[int, int, int], aspect: float = 0.9) -> None:
-    """Fill a suit shape of height ``h`` centred at ``cx`` below ``top`` (supersampled)."""
-    w = h * aspect
-    polys = []
-    for p in _suit_polygons(suit, shapes):
-        q = np.empty_like(p)
-        q[:, 0] = (cx - w / 2 + p[:, 0] * w) * _SS
-        q[:, 1] = (top + p[:, 1] * h) * _SS
-        polys.append(np.round(q).astype(np.int32))
-    for p in polys:
-        cv2.fillPoly(img, [p], colour, lineType=cv2.LINE_8)
+_SUIT_CHARS = {"S": "\u2660", "H": "\u2665", "D": "\u2666", "C": "\u2663"}
 
 
-def _draw_text(img: np.ndarray, text: str, font: int, thickness: int, cx: float, top: float,
-               h: float, colour: tuple[int, int, int]) -> None:
-    """Draw ``text`` with its cap height ``h`` centred at ``cx`` below ``top`` (supersampled)."""
-    (tw, th), _ = cv2.getTextSize(text, font, 1.0, thickness)
-    scale = h * _SS / th
-    th_px = max(1, round(thickness * scale))
-    (tw, th), _ = cv2.getTextSize(text, font, scale, th_px)
-    org = (round(cx * _SS - tw / 2), round((top + h) * _SS))
-    cv2.putText(img, text, org, font, scale, colour, th_px, cv2.LINE_8)
+@lru_cache(maxsize=256)
+def _suit_glyph(suit: str, font: str, h_px: int, aspect: float) -> np.ndarray:
+    """Mask of a suit glyph ``h_px`` high (supersampled px), ``aspect`` wide per high for
+    polygon shapes; font glyphs keep their own proportions times ``aspect / 0.9``."""
+    if font.startswith("poly:"):
+        w = round(h_px * aspect)
+        canvas = np.zeros((h_px + 2, w + 2), np.uint8)
+        for p in _suit_polygons(suit, font.split(":")[1]):
+            q = np.round(np.stack([1 + p[:, 0] * (w - 1), 1 + p[:, 1] * (h_px - 1)], axis=1))
+            cv2.fillPoly(canvas, [q.astype(np.int32)], 255, lineType=cv2.LINE_8)
+        return _ink_crop(canvas)[0]
+    from PIL import Image, ImageDraw, ImageFont
+
+    pf = ImageFont.truetype(_font_path(font), 200)
+    ch = _SUIT_CHARS[suit]
+    x0, y0, x1, y1 = pf.getbbox(ch)
+    img = Image.new("L", (x1 - x0 + 20, y1 - y0 + 20), 0)
+    ImageDraw.Draw(img).text((10 - x0, 10 - y0), ch, font=pf, fill=255)
+    g = _ink_crop(np.asarray(img))[0]
+    gw = max(2, round(g.shape[1] * h_px / g.shape[0] * aspect / 0.9))
+    return cv2.resize(g, (gw, h_px), interpolation=cv2.INTER_AREA)
 
 
-def _blank_face(spec: _StyleSpec, colour: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
-    w, h, r = CARD_W * _SS, CARD_H * _SS, spec.corner_r * _SS
+def _paste(img: np.ndarray, mask: np.ndarray, x: int, y: int,
+           colour: tuple[int, int, int]) -> tuple[int, int, int, int]:
+    """Ink ``mask`` into ``img`` at (x, y) (clipped); returns the ink box."""
+    h, w = mask.shape
+    H, W = img.shape[:2]
+    x0, y0, x1, y1 = max(x, 0), max(y, 0), min(x + w, W), min(y + h, H)
+    if x1 <= x0 or y1 <= y0:
+        return (x, y, x, y)
+    m = mask[y0 - y:y1 - y, x0 - x:x1 - x].astype(np.float32)[..., None] / 255
+    roi = img[y0:y1, x0:x1].astype(np.float32)
+    img[y0:y1, x0:x1] = (roi * (1 - m) + np.array(colour, np.float32) * m + 0.5).astype(np.uint8)
+    return (x0, y0, x1, y1)
+
+
+def _rank_mask(d: Design, text: str) -> tuple[np.ndarray, int]:
+    cap = round(d.rank_h * _SS)
+    if text == "10" and (d.ten_gap or d.ten_squeeze != 1.0):
+        one, o1 = _text_glyph("1", d.rank_font, d.thickness, cap)
+        zero, o0 = _text_glyph("0", d.rank_font, d.thickness, cap)
+        gap = round(d.ten_gap * _SS) + max(1, round(0.06 * cap))
+        h = max(one.shape[0] + o1, zero.shape[0] + o0)
+        top = min(o1, o0)
+        m = np.zeros((h - top, one.shape[1] + zero.shape[1] + max(gap, 0) + 2), np.uint8)
+        m[o1 - top:o1 - top + one.shape[0], :one.shape[1]] = one
+        x = max(one.shape[1] + gap, 0)
+        sub = m[o0 - top:o0 - top + zero.shape[0], x:x + zero.shape[1]]
+        np.maximum(sub, zero[:, :sub.shape[1]], out=sub)
+        mask, off = _ink_crop(m)[0], top
+    else:
+        mask, off = _text_glyph(text, d.rank_font, d.thickness, cap)
+    sq = d.squeeze * (d.ten_squeeze if text == "10" else 1.0)
+    if sq != 1.0:
+        mask = cv2.resize(mask, (max(2, round(mask.shape[1] * sq)), mask.shape[0]),
+                          interpolation=cv2.INTER_AREA)
+    return mask, off
+
+
+def _draw_index(img: np.ndarray, d: Design, code: str, cx: float) -> tuple[int, int, int, int]:
+    """Rank above suit with the column centred at ``cx`` (face px); the ink box (ss px)."""
+    rank_text = "10" if code[0] == "T" else code[0]
+    ink = d.inks["SHDC".index(code[1])]
+    rm, off = _rank_mask(d, rank_text)
+    rx = round(cx * _SS - rm.shape[1] / 2)
+    b1 = _paste(img, rm, rx, round(d.rank_top * _SS) + off, ink)
+    sm = _suit_glyph(code[1], d.suit_font, round(d.suit_h * _SS), d.suit_aspect)
+    sx = round((cx + d.suit_dx) * _SS - sm.shape[1] / 2)
+    b2 = _paste(img, sm, sx, round((d.rank_top + d.rank_h + d.gap) * _SS), ink)
+    return (min(b1[0], b2[0]), min(b1[1], b2[1]), max(b1[2], b2[2]), max(b1[3], b2[3]))
+
+
+def _blank_face(d: Design, colour: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
+    w, h, r = CARD_W * _SS, CARD_H * _SS, d.corner_r * _SS
     mask = np.zeros((h, w), np.uint8)
     cv2.rectangle(mask, (r, 0), (w - 1 - r, h - 1), 255, -1)
     cv2.rectangle(mask, (0, r), (w - 1, h - 1 - r), 255, -1)
@@ -219,55 +451,141 @@ def _finish(img: np.ndarray, mask: np.ndarray, box: tuple[int, int, int, int]) -
     return CardFace(small, small_mask, box)
 
 
+@lru_cache(maxsize=64)
+def _column_cx(d: Design) -> float:
+    """The index column centre: ``index_cx``, or further in so the widest rank (``10``)
+    keeps clear of the card's edge and border."""
+    left = 5.0 + (d.border[0] + d.border[1] + 3 if d.border is not None else 0.0)
+    half10 = _rank_mask(d, "10")[0].shape[1] / _SS / 2
+    return max(d.index_cx, left + half10)
+
+
+def _index_right(d: Design) -> float:
+    """A conservative right edge of the index column (face px)."""
+    return _column_cx(d) + max(0.45 * d.rank_h * 1.3 * d.squeeze, 0.5 * d.suit_h * d.suit_aspect
+                            + abs(d.suit_dx))
+
+
+def _court_art(img: np.ndarray, d: Design, code: str, ink: tuple[int, int, int]) -> None:
+    """A court figure's frame and busy art, starting ``art_gap`` px right of the index."""
+    assert d.art_gap is not None
+    rng = np.random.default_rng([ord(code[0]), ord(code[1])])
+    x0 = (_index_right(d) + d.art_gap) * _SS
+    y0 = d.rank_top * _SS
+    x1, y1 = CARD_W * _SS - x0, CARD_H * _SS - y0
+    colours = [ink, (40, 170, 230), (160, 60, 30), (30, 30, 160), (20, 20, 20)]
+    cv2.rectangle(img, (round(x0), round(y0)), (round(x1), round(y1)), ink, 2 * _SS)
+    for _ in range(40):  # robes, crowns, hair: blobs and strokes of the court colours
+        c = colours[int(rng.integers(len(colours)))]
+        px, py = rng.uniform(x0 + 6 * _SS, x1 - 6 * _SS), rng.uniform(y0 + 4 * _SS, y1 / 2)
+        if rng.random() < 0.5:
+            cv2.circle(img, (round(px), round(py)), round(rng.uniform(3, 14) * _SS), c, -1)
+        else:
+            qx, qy = px + rng.uniform(-40, 40) * _SS, py + rng.uniform(-30, 30) * _SS
+            cv2.line(img, (round(px), round(py)), (round(qx), round(qy)), c,
+                     round(rng.uniform(1, 4) * _SS))
+    # the figure reaches into the frame's corner, right by the index
+    cv2.ellipse(img, (round(x0 + 18 * _SS), round(y0 + 20 * _SS)),
+                (round(14 * _SS), round(18 * _SS)), 0, 0, 360, colours[1], -1)
+    half = img[: img.shape[0] // 2].copy()
+    img[img.shape[0] - half.shape[0]:] = half[::-1, ::-1]
+
+
+def _pips(img: np.ndarray, d: Design, code: str, ink: tuple[int, int, int]) -> None:
+    """Number-card pips in two or three columns, the outer ones ``pip_gap`` px from the
+    index column."""
+    assert d.pip_gap is not None
+    n = 10 if code[0] == "T" else (1 if code[0] == "A" else int(code[0]))
+    ph = 30
+    pm = _suit_glyph(code[1], d.suit_font, ph * _SS, d.suit_aspect)
+    xl = _index_right(d) + d.pip_gap + pm.shape[1] / _SS / 2
+    xs = (xl, CARD_W / 2, CARD_W - xl)
+    top, bottom = d.rank_top + 6, CARD_H - d.rank_top - 6 - ph
+    spots: list[tuple[float, float]] = []
+    if n == 1:
+        spots = [(CARD_W / 2, CARD_H / 2 - 45)]
+        pm = _suit_glyph(code[1], d.suit_font, 90 * _SS, d.suit_aspect)
+    else:
+        side = {2: 0, 3: 0, 4: 2, 5: 2, 6: 3, 7: 3, 8: 3, 9: 4, 10: 4}[n]
+        middle = n - 2 * side
+        for col in (0, 2) if side else ():
+            for k in range(side):
+                y = top + (bottom - top) * (k / max(side - 1, 1))
+                spots.append((xs[col], y))
+        for k in range(middle):
+            y = top + (bottom - top) * ((k + 0.5) / middle if side else k / max(middle - 1, 1))
+            spots.append((xs[1], y))
+    for x, y in spots:
+        _paste(img, pm, round(x * _SS - pm.shape[1] / 2), round(y * _SS), ink)
+
+
 @lru_cache(maxsize=256)
 def draw_card_face(code: str, style: str = "classic") -> CardFace:
     """The face of card ``code`` (e.g. ``"TS"``) in ``style``, at the calibrated scale.
 
-    Indices at the top-left and (turned) bottom-right corners, a centre decoration
-    that keeps clear of the index column, rounded corners.
+    Indices at the top-left and (turned) bottom-right corners (four corners for some
+    designs), the design's border, pips or court art, rounded corners.
     """
-    spec = _SPECS[style]
+    d = design(style)
     rank_text = "10" if code[0] == "T" else code[0]
     suit = code[1]
-    ink = spec.red if suit in "HD" else spec.black
-    img, mask = _blank_face(spec, spec.paper)
-    # one index, drawn on a corner tile, then pasted turned into the opposite corner
-    tile_w, tile_h = 70, 104
-    tile = np.zeros((tile_h * _SS, tile_w * _SS, 3), np.uint8)
-    tile[:] = spec.paper
-    _draw_text(tile, rank_text, spec.font, spec.thickness, spec.index_cx, spec.rank_top,
-               spec.rank_h, ink)
-    suit_top = spec.rank_top + spec.rank_h + spec.gap
-    _draw_suit(tile, suit, spec.suit_shapes, spec.index_cx, suit_top, spec.suit_h, ink)
-    th, tw = tile.shape[:2]
-    img[:th, :tw] = np.where(mask[:th, :tw, None] > 0, tile, img[:th, :tw])
-    img[-th:, -tw:] = np.where(mask[-th:, -tw:, None] > 0, tile[::-1, ::-1], img[-th:, -tw:])
-    # centre decoration, far from the index column
+    ink = d.inks["SHDC".index(suit)]
+    img, mask = _blank_face(d, d.paper)
+    if d.border is not None:
+        inset, width, colour = d.border
+        cv2.rectangle(img, (round(inset * _SS), round(inset * _SS)),
+                      (round((CARD_W - inset) * _SS), round((CARD_H - inset) * _SS)), colour,
+                      max(1, round(width * _SS)))
     cx, cy = CARD_W / 2, CARD_H / 2
-    if style == "classic":
-        if rank_text in ("J", "Q", "K"):
+    court = rank_text in ("J", "Q", "K")
+    if court and d.art_gap is not None:
+        _court_art(img, d, code, ink)
+    elif d.centre_style == "classic" and d.pip_gap is None and not d.big_centre:
+        if court:
             cv2.rectangle(img, (round(80 * _SS), round(105 * _SS)),
                           (round((CARD_W - 80) * _SS), round((CARD_H - 105) * _SS)), ink, 2 * _SS)
-            _draw_text(img, rank_text, spec.font, 5, cx, cy - 45, 90, ink)
+            m, _ = _text_glyph(rank_text, "hershey:2", 5, 90 * _SS)
+            _paste(img, m, round(cx * _SS - m.shape[1] / 2), round((cy - 45) * _SS), ink)
         else:
-            _draw_suit(img, suit, spec.suit_shapes, cx, cy - 55, 110, ink)
+            m = _suit_glyph(suit, d.suit_font, 110 * _SS, 0.9)
+            _paste(img, m, round(cx * _SS - m.shape[1] / 2), round((cy - 55) * _SS), ink)
+    elif d.centre_style == "modern":
+        m, _ = _text_glyph(rank_text, "hershey:5", 3, 70 * _SS)
+        _paste(img, m, round(cx * _SS - m.shape[1] / 2), round((cy - 35) * _SS), ink)
+        m = _suit_glyph(suit, d.suit_font, 40 * _SS, 0.9)
+        for y in (100, CARD_H - 140):
+            _paste(img, m, round(cx * _SS - m.shape[1] / 2), y * _SS, ink)
+    elif d.big_centre or court:
+        m = _suit_glyph(suit, d.suit_font, 120 * _SS, d.suit_aspect)
+        _paste(img, m, round(cx * _SS - m.shape[1] / 2), round((cy - 60) * _SS), ink)
     else:
-        _draw_text(img, rank_text, cv2.FONT_HERSHEY_COMPLEX, 3, cx, cy - 35, 70, ink)
-        _draw_suit(img, suit, spec.suit_shapes, cx, 100, 40, ink)
-        _draw_suit(img, suit, spec.suit_shapes, cx, CARD_H - 100 - 40, 40, ink)
-    ys, xs = np.nonzero((tile != np.array(spec.paper, np.uint8)).any(axis=2))
-    box = (int(xs.min()) // _SS, int(ys.min()) // _SS,
-           -(-int(xs.max()) // _SS), -(-int(ys.max()) // _SS))
-    return _finish(img, mask, box)
+        _pips(img, d, code, ink)
+    icx = _column_cx(d)
+    box = _draw_index(img, d, code, icx)
+    if d.four_corners:
+        _draw_index(img, d, code, CARD_W - icx)
+    img = np.ascontiguousarray(img[::-1, ::-1])
+    _draw_index(img, d, code, icx)
+    if d.four_corners:
+        _draw_index(img, d, code, CARD_W - icx)
+    img = np.ascontiguousarray(img[::-1, ::-1])
+    ibox = (box[0] // _SS, box[1] // _SS, -(-box[2] // _SS), -(-box[3] // _SS))
+    return _finish(img, mask, ibox)
 
 
-@lru_cache(maxsize=8)
-def draw_cut_face(style: str = "classic") -> CardFace:
-    """The cut card of ``style``: plain coloured plastic, no index."""
-    spec = _SPECS[style]
-    img, mask = _blank_face(spec, spec.cut_colour)
+def draw_plain_face(colour: tuple[int, int, int], style: str = "classic") -> CardFace:
+    """A plain plastic card of ``colour`` (BGR), the size and corners of ``style``'s cards
+    (the cut card is one; a plain card of another colour is not)."""
+    d = design(style)
+    img, mask = _blank_face(d, colour)
     face = draw_card_face("AS", style)  # same card size: keep the same index box
     return _finish(img, mask, face.index_box)
+
+
+@lru_cache(maxsize=32)
+def draw_cut_face(style: str = "classic") -> CardFace:
+    """The cut card of ``style``: plain coloured plastic, no index."""
+    return draw_plain_face(design(style).cut_colour, style)
 
 
 # --------------------------------------------------------------------------- placement
