@@ -211,7 +211,7 @@ def _summary(profile: Profile, out: Path, source: str) -> str:
     r, s = sep["rank"], sep["suit"]
     return (
         f"learned 52 cards and the cut card from {source}\n"
-        f"index: rank {g['rank_h']:.0f} px high, suit {g['suit_h']:.0f} px; "
+        f"index: rank {g['rank_h_px']:.0f} px high, suit {g['suit_h_px']:.0f} px; "
         f"most alike ranks {r[0]}/{r[1]} ({r[2]:.2f}), suits {s[0]}/{s[1]} ({s[2]:.2f})\n"
         f"every calibration frame reads back correctly\n"
         f"wrote {out}"

@@ -418,6 +418,14 @@ def _rank_mask(d: Design, text: str) -> tuple[np.ndarray, int]:
     return mask, off
 
 
+@lru_cache(maxsize=64)
+def _rank_depth(d: Design) -> float:
+    """How far below the cap line the deepest rank glyph reaches (a J or Q with a tail
+    below the line), face px: the suit sits below that."""
+    return max(max(d.rank_h, (off + m.shape[0]) / _SS)
+               for m, off in (_rank_mask(d, t) for t in ("A", "J", "Q", "K", "10", "7")))
+
+
 def _draw_index(img: np.ndarray, d: Design, code: str, cx: float) -> tuple[int, int, int, int]:
     """Rank above suit with the column centred at ``cx`` (face px); the ink box (ss px)."""
     rank_text = "10" if code[0] == "T" else code[0]
@@ -427,7 +435,7 @@ def _draw_index(img: np.ndarray, d: Design, code: str, cx: float) -> tuple[int, 
     b1 = _paste(img, rm, rx, round(d.rank_top * _SS) + off, ink)
     sm = _suit_glyph(code[1], d.suit_font, round(d.suit_h * _SS), d.suit_aspect)
     sx = round((cx + d.suit_dx) * _SS - sm.shape[1] / 2)
-    b2 = _paste(img, sm, sx, round((d.rank_top + d.rank_h + d.gap) * _SS), ink)
+    b2 = _paste(img, sm, sx, round((d.rank_top + _rank_depth(d) + d.gap) * _SS), ink)
     return (min(b1[0], b2[0]), min(b1[1], b2[1]), max(b1[2], b2[2]), max(b1[3], b2[3]))
 
 
@@ -474,19 +482,22 @@ def _court_art(img: np.ndarray, d: Design, code: str, ink: tuple[int, int, int])
     y0 = d.rank_top * _SS
     x1, y1 = CARD_W * _SS - x0, CARD_H * _SS - y0
     colours = [ink, (40, 170, 230), (160, 60, 30), (30, 30, 160), (20, 20, 20)]
-    cv2.rectangle(img, (round(x0), round(y0)), (round(x1), round(y1)), ink, 2 * _SS)
+    ix0, iy0, ix1, iy1 = round(x0), round(y0), round(x1), round(y1)
+    art = img[iy0:iy1, ix0:ix1].copy()  # the art stays inside its frame
     for _ in range(40):  # robes, crowns, hair: blobs and strokes of the court colours
         c = colours[int(rng.integers(len(colours)))]
-        px, py = rng.uniform(x0 + 6 * _SS, x1 - 6 * _SS), rng.uniform(y0 + 4 * _SS, y1 / 2)
+        px, py = rng.uniform(6 * _SS, x1 - x0 - 6 * _SS), rng.uniform(4 * _SS, y1 / 2 - y0)
         if rng.random() < 0.5:
-            cv2.circle(img, (round(px), round(py)), round(rng.uniform(3, 14) * _SS), c, -1)
+            cv2.circle(art, (round(px), round(py)), round(rng.uniform(3, 14) * _SS), c, -1)
         else:
             qx, qy = px + rng.uniform(-40, 40) * _SS, py + rng.uniform(-30, 30) * _SS
-            cv2.line(img, (round(px), round(py)), (round(qx), round(qy)), c,
+            cv2.line(art, (round(px), round(py)), (round(qx), round(qy)), c,
                      round(rng.uniform(1, 4) * _SS))
     # the figure reaches into the frame's corner, right by the index
-    cv2.ellipse(img, (round(x0 + 18 * _SS), round(y0 + 20 * _SS)),
-                (round(14 * _SS), round(18 * _SS)), 0, 0, 360, colours[1], -1)
+    cv2.ellipse(art, (round(18 * _SS), round(20 * _SS)), (round(14 * _SS), round(18 * _SS)),
+                0, 0, 360, colours[1], -1)
+    img[iy0:iy1, ix0:ix1] = art
+    cv2.rectangle(img, (ix0, iy0), (ix1, iy1), ink, 2 * _SS)
     half = img[: img.shape[0] // 2].copy()
     img[img.shape[0] - half.shape[0]:] = half[::-1, ::-1]
 

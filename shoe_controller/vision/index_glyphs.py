@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import cv2
 import numpy as np
@@ -33,6 +34,7 @@ SUIT_CANVAS = (24, 32)
 SMALL = 4
 #: The crop starts this many pixels outside the estimated corner.
 CORNER_PAD = 4
+_K3 = np.ones((3, 3), np.uint8)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +52,18 @@ class Region:
     #: frame cuts the card off there
     clipped_tl: bool = False
     clipped_br: bool = False
+    #: share of the region (inside its outline) that is much darker than its middle
+    #: grey: ink, print; close to 0 on a plain card
+    ink_share: float = 1.0
+    #: the region runs into the frame's left, top, right, bottom border: along that
+    #: axis the card's own edge (and so its corner) is out of view
+    borders: tuple[bool, bool, bool, bool] = (False, False, False, False)
+
+    def free_axes(self, down: bool) -> tuple[bool, bool]:
+        """For the corner of an index (top-left, or bottom-right when ``down``): is its
+        position unknown along the crop's x and y axes (the frame cuts the card there)?"""
+        left, top, right, bottom = self.borders
+        return (right, bottom) if down else (left, top)
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,10 +193,29 @@ def find_regions(small: np.ndarray, min_area: float, max_regions: int = 2,
             m = cv2.mean(roi, roi_mask)[0]
             mean = (m, m, m)
         rlevel = float(cv2.minMaxLoc(bright[y:y + bh, x:x + bw], roi_mask)[1])
+        inside = np.zeros((bh, bw), np.uint8)
+        cv2.drawContours(inside, [c], -1, 255, -1, offset=(-x, -y))
+        inside = cv2.erode(inside, _K3, iterations=3)
+        n_in = cv2.countNonZero(inside)
+        if n_in:
+            # print: pixels far from their neighbourhood's median colour (a plain card,
+            # however unevenly lit, has none)
+            med = cv2.medianBlur(np.ascontiguousarray(roi), 7)
+            dev = channel_max(cv2.absdiff(roi, med))
+            thr = np.maximum(channel_max(med) * 0.25, 40).astype(np.uint8)
+            printed = cv2.compare(dev, thr, cv2.CMP_GT)
+            ink_share = cv2.countNonZero(cv2.bitwise_and(printed, inside)) / n_in
+        else:
+            ink_share = 1.0
         # deskew the outline; its extreme extents give the card's corners
         t = math.radians(angle)
         ct, st = math.cos(t), math.sin(t)
-        full = pts * SMALL + (SMALL - 1) / 2.0
+        # the card's own outline: points on the frame's border are where the frame
+        # cuts the card, not its edge
+        on_border = ((pts[:, 0] <= 0) | (pts[:, 0] >= w - 1) | (pts[:, 1] <= 0)
+                     | (pts[:, 1] >= h - 1))
+        own = pts[~on_border] if (~on_border).sum() >= 8 else pts
+        full = own * SMALL + (SMALL - 1) / 2.0
         u = full[:, 0] * ct + full[:, 1] * st
         v = -full[:, 0] * st + full[:, 1] * ct
         half = SMALL / 2.0
@@ -195,7 +228,9 @@ def find_regions(small: np.ndarray, min_area: float, max_regions: int = 2,
         margin = 2 * SMALL
         clipped_tl, clipped_br = (
             not (margin <= px < fw - margin and margin <= py < fh - margin) for px, py in (tl, br))
-        regions.append(Region(area, angle, mean, rlevel, tl, br, touches, clipped_tl, clipped_br))
+        borders = (x <= 0, y <= 0, x + bw >= w, y + bh >= h)
+        regions.append(Region(area, angle, mean, rlevel, tl, br, touches, clipped_tl, clipped_br,
+                              ink_share, borders))
     return level, regions
 
 
@@ -203,8 +238,9 @@ def crop_corner(frame: np.ndarray, region: Region, upside_down: bool,
                 size: tuple[int, int]) -> np.ndarray:
     """The corner of ``region`` where an index would be, turned upright; ``size`` (w, h).
 
-    Out-of-frame pixels are black, so an index cut by the frame edge shows as ink
-    running into the crop's edge.
+    Out-of-frame pixels repeat the frame's edge (a black fill would take the Otsu
+    threshold of :func:`find_ink` for itself); a glyph cut by the frame edge becomes a
+    streak running into the crop's edge, which is no glyph.
     """
     t = math.radians(region.angle)
     ct, st = math.cos(t), math.sin(t)
@@ -217,109 +253,331 @@ def crop_corner(frame: np.ndarray, region: Region, upside_down: bool,
     p = CORNER_PAD
     m = np.array([[ux, vx, cx - p * (ux + vx)], [uy, vy, cy - p * (uy + vy)]])
     return cv2.warpAffine(frame, m, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                          borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+                          borderMode=cv2.BORDER_REPLICATE)
 
 
-def _normalized(ink: np.ndarray, paper: float, box: tuple[int, int, int, int],
-                canvas: tuple[int, int]) -> np.ndarray | None:
-    x0, y0, x1, y1 = box
+@dataclass(frozen=True, slots=True)
+class Ink:
+    """The ink of an upright corner crop: its connected parts and the paper around them.
+
+    ``stats``/``centroids`` as ``cv2.connectedComponentsWithStats`` gives them (row 0 is
+    the paper); ``keep`` the parts that may be glyphs (big enough, not running into the
+    crop's far edges, where the frame or the rest of the card cuts them).
+    """
+
+    crop: np.ndarray
+    ink: np.ndarray  # darkest channel of the crop
+    labels: np.ndarray
+    stats: np.ndarray
+    centroids: np.ndarray
+    keep: np.ndarray  # bool per label
+    paper: float  # grey level of the paper (darkest channel)
+    threshold: float
+
+
+def find_ink(crop: np.ndarray, min_part: int, min_contrast: float = 20.0,
+             free: tuple[bool, bool] = (False, False), darker: float = 0.0) -> Ink | str:
+    """The ink parts of an upright corner crop, or why there are none.
+
+    The darkest channel makes red, black, blue and green ink all dark; Otsu's threshold
+    splits it from the paper. The crop's first rows and columns (the card's own edge
+    and its rounded corner, where the dark shoe interior shows) are painted as paper, so
+    a glyph near the edge never joins the dark outside. Along a ``free`` axis (the frame
+    cuts the card there, so where its edge is is not known) nothing is painted, and a
+    part running into that side of the crop is no glyph (the frame cut it). ``darker``
+    moves the threshold that share of the way towards the ink (parts joined by blur
+    come apart).
+    """
+    ink = channel_min(crop).copy()
+    h, w = ink.shape
+    light = float(np.percentile(ink, 90))
+    # the card's own edges near the crop's top and left (the corner is known to a few
+    # pixels): the first row / column whose median is paper-light; everything before
+    # it (the shoe interior, the rounded corner) is painted as paper
+    n = min(28, h // 2, w // 2)
+    e = CORNER_PAD + 3
+    ty = tx = 0
+    if not free[1]:
+        rows = np.median(ink[:n, w // 5:], axis=1)
+        light_rows = np.flatnonzero(rows > 0.6 * light)
+        ty = int(light_rows[0]) if len(light_rows) else 0
+        ink[:max(e, ty + 3), :] = np.uint8(light)
+    if not free[0]:
+        cols = np.median(ink[h // 5:, :n], axis=0)
+        light_cols = np.flatnonzero(cols > 0.6 * light)
+        tx = int(light_cols[0]) if len(light_cols) else 0
+        ink[:, :max(e, tx + 3)] = np.uint8(light)
+    if not (free[0] or free[1]):
+        ink[_corner_triangle((h, w), max(2 * e, tx + ty) + 8)] = np.uint8(light)
+    thr, _ = cv2.threshold(ink, 0, 255, cv2.THRESH_BINARY_INV | cv2.THRESH_OTSU)
+    is_paper = ink > thr
+    paper = float(cv2.mean(ink, is_paper.view(np.uint8))[0]) if is_paper.any() else 0.0
+    if paper - thr < min_contrast:
+        return "no ink on a light face near the corner"
+    if darker:
+        thr -= darker * (paper - thr)
+    e = max(e, tx + 3, ty + 3)
+    binary = (ink <= thr).view(np.uint8)
+    _n, labels, stats, centroids = cv2.connectedComponentsWithStats(binary, connectivity=8)
+    x, y, bw, bh, area = stats.T
+    keep = (area >= min_part) & (x + bw < w - 1) & (y + bh < h - 1)
+    # slivers of the card's edge left beside the painted band (the corner is known to
+    # a pixel or two) are no glyphs
+    keep &= ~(((x <= e + 1) & (bw <= 3)) | ((y <= e + 1) & (bh <= 3)))
+    if free[0]:
+        keep &= x > 0
+    if free[1]:
+        keep &= y > 0
+    keep[0] = False
+    return Ink(crop, ink, labels, stats, centroids, keep, paper, float(thr))
+
+
+@lru_cache(maxsize=16)
+def _corner_triangle(shape: tuple[int, int], size: int) -> np.ndarray:
+    return np.add.outer(np.arange(shape[0]), np.arange(shape[1])) < size
+
+
+def union_box(stats: np.ndarray, ids: list[int]) -> tuple[int, int, int, int]:
+    """The box (x0, y0, x1, y1; exclusive) around the parts ``ids``."""
+    x0 = min(int(stats[i, 0]) for i in ids)
+    y0 = min(int(stats[i, 1]) for i in ids)
+    x1 = max(int(stats[i, 0] + stats[i, 2]) for i in ids)
+    y1 = max(int(stats[i, 1] + stats[i, 3]) for i in ids)
+    return x0, y0, x1, y1
+
+
+def glyph_vector(ink: Ink, ids: list[int], canvas: tuple[int, int]) -> np.ndarray | None:
+    """The parts ``ids`` as one normalized glyph: the darkness of the ink (paper minus
+    ink, with a pixel of blur margin around the parts) scaled to the canvas height,
+    aspect kept, centred; zero-mean and unit-norm. None for a degenerate glyph."""
+    x0, y0, x1, y1 = union_box(ink.stats, ids)
+    x0, y0 = max(x0 - 1, 0), max(y0 - 1, 0)
+    x1, y1 = min(x1 + 1, ink.ink.shape[1]), min(y1 + 1, ink.ink.shape[0])
+    lab = ink.labels[y0:y1, x0:x1]
+    sel = np.isin(lab, ids).view(np.uint8) if len(ids) > 1 else (lab == ids[0]).view(np.uint8)
+    sel = cv2.dilate(sel, _K3)
+    roi = np.maximum(ink.paper - ink.ink[y0:y1, x0:x1].astype(np.float32), 0) * sel
     ch, cw = canvas
-    roi = np.maximum(paper - ink[max(y0 - 1, 0):y1 + 1, max(x0 - 1, 0):x1 + 1]
-                     .astype(np.float32), 0)
     rh, rw = roi.shape
-    nw = min(round(rw * ch / rh), cw)  # a very wide glyph is squeezed onto the canvas
-    if nw < 2:
-        return None
+    nw = min(max(round(rw * ch / rh), 2), cw)
     g = cv2.resize(roi, (nw, ch), interpolation=cv2.INTER_AREA)
     out = np.zeros(canvas, np.float32)
     off = (cw - nw) // 2
     out[:, off:off + nw] = g
+    out = cv2.GaussianBlur(out, (0, 0), 0.6)
     v = out.ravel()
     v -= v.mean()
     n = float(np.linalg.norm(v))
     if n < 1e-6:
         return None
-    v /= n
-    return v
+    return v / n
 
 
-def _rows(stats: np.ndarray, ids: list[int]) -> list[list[int]]:
-    """Group component ids into rows, top to bottom (see module docstring)."""
-    if not ids:
-        return []
-    ids = sorted(ids, key=lambda i: stats[i, 1])
-    first = ids[0]
-    rows: list[list[int]] = []
-    used: set[int] = set()
-    # the rank row: the topmost part and its side-by-side neighbours
-    x0, y0 = stats[first, 0], stats[first, 1]
-    x1, y1 = x0 + stats[first, 2], y0 + stats[first, 3]
-    row = [first]
-    used.add(first)
-    for i in ids[1:]:
-        xi, yi, wi, hi = stats[i, :4]
-        ov = min(y1, yi + hi) - max(y0, yi)
-        gap = max(xi - x1, x0 - (xi + wi))
-        if ov >= 0.5 * min(hi, y1 - y0) and gap <= 0.6 * (y1 - y0):
+
+def ink_colour(ink: Ink, ids: list[int]) -> np.ndarray | None:
+    """The colour of the parts ``ids`` relative to the paper's, as three log ratios less
+    their mean: a colour cast or a dimmer light multiplies ink and paper alike and
+    cancels out. None for a grey frame."""
+    if ink.crop.ndim != 3:
+        return None
+    x0, y0, x1, y1 = union_box(ink.stats, ids)
+    lab = ink.labels[y0:y1, x0:x1]
+    core = np.isin(lab, ids).view(np.uint8)
+    eroded = cv2.erode(core, _K3)
+    if int(eroded.sum()) >= 6:
+        core = eroded
+    b, g, r, _ = cv2.mean(ink.crop[y0:y1, x0:x1], core)
+    paper_mask = (ink.ink >= ink.paper - 8).view(np.uint8)
+    pb, pg, pr, _ = cv2.mean(ink.crop, paper_mask)
+    v = np.log((np.array([b, g, r]) + 4.0) / (np.array([pb, pg, pr]) + 4.0))
+    return v - v.mean()
+
+
+#: Normalized glyph canvases (height, width): rank and suit.
+RANK_CANVAS = (20, 30)
+SUIT_CANVAS = (16, 20)
+
+
+@dataclass(frozen=True, slots=True)
+class Geometry:
+    """Where a deck's index sits in an upright corner crop at the calibrated scale (crop
+    px, the crop starting ``CORNER_PAD`` outside the card's corner), learned from the
+    calibration frames: the boxes around every card's rank and suit, the ranks'
+    heights, and the median suit centre."""
+
+    rank_union: tuple[float, float, float, float]
+    suit_union: tuple[float, float, float, float]
+    rank_top: tuple[float, float]  # lowest, highest top edge of a rank
+    rank_left: tuple[float, float]
+    rank_h: tuple[float, float, float]  # min, median, max
+    suit_centre: tuple[float, float]
+    suit_h: tuple[float, float, float]  # min, median, max
+
+    def to_json(self) -> dict[str, list[float]]:
+        return {k: list(getattr(self, k)) for k in self.__slots__}  # type: ignore[attr-defined]
+
+    @staticmethod
+    def from_json(d: dict[str, list[float]]) -> Geometry:
+        return Geometry(**{k: tuple(float(x) for x in d[k])  # type: ignore[arg-type]
+                           for k in Geometry.__slots__})  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """The rank and suit parts of one index in an :class:`Ink`."""
+
+    rank: list[int]
+    suit: list[int]
+    rank_box: tuple[int, int, int, int]
+    suit_box: tuple[int, int, int, int]
+
+
+
+def _rank_row(st: np.ndarray, ids: list[int], anchor: int, allowed: set[int] | None = None
+              ) -> list[int]:
+    """The anchor and the parts beside it that are glyphs of the same rank (the 1 and 0
+    of a 10): the same top and baseline (within an eighth of the height), close by."""
+    ah = float(st[anchor, 3])
+    ay0, ay1 = float(st[anchor, 1]), float(st[anchor, 1] + ah)
+    x0, x1 = float(st[anchor, 0]), float(st[anchor, 0] + st[anchor, 2])
+    row = [anchor]
+    changed = True
+    while changed:
+        changed = False
+        for i in ids:
+            if i in row or (allowed is not None and i not in allowed):
+                continue
+            ty0, ty1 = float(st[i, 1]), float(st[i, 1] + st[i, 3])
+            gap = max(st[i, 0] - x1, x0 - (st[i, 0] + st[i, 2]))
+            if abs(ty0 - ay0) <= 0.125 * ah and abs(ty1 - ay1) <= 0.125 * ah \
+                    and gap <= 0.35 * ah:
+                row.append(i)
+                x0, x1 = min(x0, float(st[i, 0])), max(x1, float(st[i, 0] + st[i, 2]))
+                changed = True
+    # pieces of a broken glyph inside the row's box
+    for i in ids:
+        if i not in row and x0 <= st[i, 0] and st[i, 0] + st[i, 2] <= x1 \
+                and ay0 <= st[i, 1] and st[i, 1] + st[i, 3] <= ay1 + 0.1 * ah:
             row.append(i)
-            used.add(i)
-            x0, x1 = min(x0, xi), max(x1, xi + wi)
-            y0, y1 = min(y0, yi), max(y1, yi + hi)
-    rows.append(row)
-    # following rows: parts below, under the rank column
-    while True:
-        rest = [i for i in ids if i not in used and stats[i, 1] >= y1 - 1]
-        col = [i for i in rest
-               if x0 - 0.3 * (x1 - x0) <= stats[i, 0] + stats[i, 2] / 2 <= x1 + 0.3 * (x1 - x0)]
-        if not col:
-            break
-        top = col[0]
-        ty0, ty1 = stats[top, 1], stats[top, 1] + stats[top, 3]
-        row = [i for i in col if min(ty1, stats[i, 1] + stats[i, 3]) - max(ty0, stats[i, 1])
-               >= 0.5 * min(stats[i, 3], ty1 - ty0)]
-        rows.append(row)
-        used.update(row)
-        y1 = max(stats[i, 1] + stats[i, 3] for i in row)
-    return rows
+    return row
 
 
-def _box(stats: np.ndarray, row: list[int]) -> tuple[int, int, int, int]:
-    x0 = min(int(stats[i, 0]) for i in row)
-    y0 = min(int(stats[i, 1]) for i in row)
-    x1 = max(int(stats[i, 0] + stats[i, 2]) for i in row)
-    y1 = max(int(stats[i, 1] + stats[i, 3]) for i in row)
-    return x0, y0, x1, y1
+def _suit_parts(st: np.ndarray, cen: np.ndarray, cands: list[int], suit0: int, ah: float
+                ) -> list[int]:
+    """The suit part and the pieces of the same glyph (a pedestal under a spade, a
+    stem): inside its box, or just below it, under it and smaller."""
+    x0, y0, x1, y1 = union_box(st, [suit0])
+    parts = [suit0]
+    for i in cands:
+        if i == suit0:
+            continue
+        if x0 - 2 <= cen[i, 0] <= x1 + 2 and y0 - 2 <= cen[i, 1] <= y1 + 2:
+            parts.append(i)
+            continue
+        ov = min(x1, st[i, 0] + st[i, 2]) - max(x0, st[i, 0])
+        if (ov >= 0.5 * min(st[i, 2], x1 - x0) and 0 <= st[i, 1] - y1 <= 0.1 * ah + 1
+                and st[i, 4] < st[suit0, 4] and x0 - 1 <= st[i, 0]
+                and st[i, 0] + st[i, 2] <= x1 + 1):
+            parts.append(i)
+    return parts
+
+def locate_free(ink: Ink, two_part: bool = True) -> Found | str:
+    """The index of a calibration crop, knowing nothing of the deck's layout: the ink
+    part nearest the corner (with, if ``two_part``, the parts beside it of the same
+    height: the 1 and 0 of a 10) is the rank, the nearest part below it, under the rank
+    column, is the suit. Returns why not, in words."""
+    st = ink.stats
+    ids = [int(i) for i in np.flatnonzero(ink.keep) if st[i, 3] >= 12 and st[i, 2] >= 3]
+    if not ids:
+        return "no ink part near the corner"
+    anchor = min(ids, key=lambda i: st[i, 0] + st[i, 1])
+    ah = int(st[anchor, 3])
+    rank = _rank_row(st, ids, anchor) if two_part else _rank_row(st, ids, anchor, set())
+    rb = union_box(st, rank)
+    rw = rb[2] - rb[0]
+    below = [i for i in ids if i not in rank and st[i, 1] >= rb[3] - 0.1 * ah
+             and rb[0] - 0.4 * rw <= ink.centroids[i, 0] <= rb[2] + 0.4 * rw
+             and st[i, 3] >= 0.25 * ah]
+    if not below:
+        return (f"a rank {ah} px high at x={rb[0]} y={rb[1]} but no suit below it")
+    suit0 = min(below, key=lambda i: st[i, 1])
+    suit = _suit_parts(st, ink.centroids, below, suit0, ah)
+    return Found(rank, suit, rb, union_box(st, suit))
 
 
-def extract_index(crop: np.ndarray, min_part: int, min_contrast: float = 20.0
-                  ) -> IndexGlyphs | str:
-    """Rank and suit glyphs of an upright corner crop, or why there are none."""
-    colour = crop.ndim == 3
-    ink = channel_min(crop)
-    thr, binary = cv2.threshold(ink, 0, 255, cv2.THRESH_BINARY_INV | cv2.THRESH_OTSU)
-    paper = cv2.mean(ink, cv2.bitwise_not(binary))[0]
-    if paper - thr < min_contrast:
-        return "no ink on a light face near the corner"
-    _n, _labels, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
-    h, w = ink.shape
-    x, y, bw, bh, area = stats.T
-    keep = (area >= min_part) & (x > 0) & (y > 0) & (x + bw < w) & (y + bh < h)
-    keep[0] = False
-    ids = np.flatnonzero(keep).tolist()
-    rows = _rows(stats, ids)
-    if len(rows) < 2:
-        return "no rank above a suit"
-    rank_box = _box(stats, rows[0])
-    suit_box = _box(stats, rows[1])
-    rank = _normalized(ink, paper, rank_box, RANK_CANVAS)
-    suit = _normalized(ink, paper, suit_box, SUIT_CANVAS)
-    if rank is None or suit is None:
-        return "index glyphs of an implausible shape"
-    redness = None
-    if colour:
-        x0, y0, x1, y1 = suit_box
-        b, g, r, _ = cv2.mean(crop[y0:y1, x0:x1], binary[y0:y1, x0:x1])
-        pb, pg, pr, _ = cv2.mean(crop, cv2.compare(ink, paper - 1, cv2.CMP_GE))
-        redness = math.log((r + 8) / (max(g, b) + 8)) - math.log((pr + 8) / (max(pg, pb) + 8))
-    return IndexGlyphs(rank, suit, rank_box, suit_box, redness, paper - float(thr),
-                       len(rows) - 2)
+#: Scale range of DESIGN.md, and the corner's uncertainty (px) in a crop.
+SCALES = (0.85, 1.15)
+CORNER_SLACK = 5.0
+
+
+def locate(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False)) -> Found | str:
+    """The index in ``ink`` where the learned geometry ``g`` puts it, at any scale of
+    :data:`SCALES`: the rank's first part (right size, near where a rank starts), then
+    the parts inside the rank's and the suit's boxes at the scale that part gives.
+    Along a ``free`` axis the corner is not known: the boxes are placed by the rank
+    part's centre there (an index column is centred), with more slack."""
+    st, cen = ink.stats, ink.centroids
+    p, e = float(CORNER_PAD), CORNER_SLACK
+    lo, hi = SCALES
+    hmin, hmed, hmax = g.rank_h
+    ids = np.flatnonzero(ink.keep)
+    if len(ids) == 0:
+        return "no ink near the corner"
+    h = st[ids, 3].astype(np.float64)
+    top = st[ids, 1].astype(np.float64)
+    left = st[ids, 0].astype(np.float64)
+    ok = (h >= 0.8 * lo * hmin) & (h <= 1.2 * hi * hmax)
+    if not free[1]:
+        ok &= (top >= p + lo * (g.rank_top[0] - p) - e) & (top <= p + hi * (g.rank_top[1] - p) + e)
+    if not free[0]:
+        ok &= (left >= p + lo * (g.rank_left[0] - p) - e) & (left <= p + hi * (g.rank_union[2] - p))
+    cands = ids[ok]
+    if len(cands) == 0:
+        return "no rank-sized ink where the index starts"
+    cands = cands[np.argsort(st[cands, 0] + st[cands, 1])][:3]
+    why = ""
+    tries = []
+    for anchor in cands:
+        ah = float(st[anchor, 3])
+        # the scale this rank's height gives, as a rank of the median height, or of the
+        # tallest (a J or Q with a tail) or the shortest
+        for ref in (hmed, hmax, hmin):
+            s = min(max(ah / ref, 0.8), 1.25)
+            if all(abs(s - t[1]) > 0.03 for t in tries if t[0] == anchor):
+                tries.append((anchor, s))
+    rcx = (g.rank_union[0] + g.rank_union[2]) / 2
+    best: tuple[float, Found] | None = None
+    for anchor, s in tries:
+        ah = float(st[anchor, 3])
+        # shift of the boxes along a free axis: the anchor's centre is the rank column's
+        dx = cen[anchor, 0] - (p + s * (rcx - p)) if free[0] else 0.0
+        dy = float(st[anchor, 1]) - (p + s * (g.rank_top[0] - p)) if free[1] else 0.0
+        ex = e + (0.2 * ah if free[0] else 0.0)
+        rx0, ry0, rx1, ry1 = (p + s * (v - p) for v in g.rank_union)
+        rx0, rx1, ry0, ry1 = rx0 + dx, rx1 + dx, ry0 + dy, ry1 + dy
+        zone = {int(i) for i in ids if
+                rx0 - ex <= cen[i, 0] <= rx1 + ex and ry0 - e <= cen[i, 1] <= ry1 + e}
+        in_rank = _rank_row(st, [int(i) for i in ids], int(anchor), zone)
+        rb = union_box(st, in_rank)
+        sx0, sy0, sx1, sy1 = (p + s * (v - p) for v in g.suit_union)
+        sx0, sx1, sy0, sy1 = sx0 + dx, sx1 + dx, sy0 + dy, sy1 + dy
+        scx, scy = (p + s * (v - p) for v in g.suit_centre)
+        scx, scy = scx + dx, scy + dy
+        in_suit = [int(i) for i in ids if i not in in_rank
+                   and sx0 - ex <= cen[i, 0] <= sx1 + ex and sy0 - e <= cen[i, 1] <= sy1 + e
+                   and st[i, 1] >= rb[3] - 0.15 * ah]
+        if not in_suit:
+            why = why or "no suit where the index layout puts it"
+            continue
+        suit0 = min(in_suit, key=lambda i: (cen[i, 0] - scx) ** 2 + (cen[i, 1] - scy) ** 2)
+        below = [int(i) for i in ids if i not in in_rank and st[i, 1] >= rb[3] - 0.15 * ah]
+        suit = _suit_parts(st, cen, below, suit0, ah)
+        sb = union_box(st, suit)
+        # how well the sizes fit this scale: the rank's and the suit's height
+        fit = (abs(math.log((rb[3] - rb[1]) / (s * hmed)))
+               + abs(math.log(max(sb[3] - sb[1], 1) / (s * g.suit_h[1]))))
+        if best is None or fit < best[0]:
+            best = (fit, Found(in_rank, suit, rb, sb))
+    if best is not None:
+        return best[1]
+    return why

@@ -1,16 +1,30 @@
 """Learning a deck: calibration frames -> a :class:`~shoe_controller.vision.profile.Profile`.
 
 The input is one frame per card code (the card as the camera sees it in the calibrated
-position, upright or upside down, its index fully in view) and one of the cut card.
-From them: the rank glyphs (each rank averaged over its four suits), the suit glyphs
-(each averaged over its thirteen ranks), the index layout and glyph sizes, the face,
-ink and cut-card colours. The learned
-profile is then checked by reading every calibration frame back: a deck that does not
-read back perfectly is refused with the cards that failed.
+position, upright or upside down, its index fully in view) and one of the cut card
+(``CUT``; more plain cut-card colours as ``CUT2``, ``CUT3``...). Nothing about the
+deck is assumed: not the index size, typeface, suit shapes, colours, border or art.
 
-:class:`DeckLearner` takes frames one at a time so the live walk-through (a sorted deck
-passed through the shoe) can check each card as it comes; :func:`learn_profile` does a
-whole set at once.
+1. Each card's corner crop is searched for its index without knowing the deck
+   (:func:`~shoe_controller.vision.index_glyphs.locate_free`): the ink part nearest the
+   corner and its neighbours are the rank, the nearest part below is the suit.
+2. Across the 52 cards, the deck's index geometry: where ranks and suits sit and how
+   big they are (:class:`~shoe_controller.vision.index_glyphs.Geometry`). A card whose
+   index does not fit the others (art or a border taken for a glyph) is explained.
+3. Each crop is seen again smaller and larger (0.85-1.15), turned a little, with motion
+   blur and defocus; the reader's own locator finds rank and suit in every such view
+   and the glyphs are stored (many views per card: the reader's nearest-neighbour
+   match then covers the range the camera sees).
+4. The suit inks relative to the paper (so a colour cast cancels) per suit, and which
+   suits share a colour; the card face's and the cut card's colours.
+5. Every calibration frame is read back with the learned profile: a deck that does not
+   read back perfectly is refused with the cards that failed.
+
+Every card that cannot be learned is explained (:class:`LearnFailure`: the card, what
+was seen, what to do), and :func:`annotate` draws what was found on its frame.
+
+>>> LearnFailure("QC", "no suit below the rank", "check the card is in view").line()
+'QC: no suit below the rank; check the card is in view'
 """
 
 from __future__ import annotations
@@ -19,34 +33,50 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+import cv2
 import numpy as np
 
 from shoe_controller.game.cards import ALL_CARDS, RANK_CHARS, SUITS, parse_card
 from shoe_controller.vision.index_glyphs import (
-    AUGMENTATIONS,
     CORNER_PAD,
     RANK_CANVAS,
     SUIT_CANVAS,
-    IndexGlyphs,
+    Found,
+    Geometry,
+    Ink,
     Region,
     blurred,
     crop_corner,
-    extract_index,
+    find_ink,
     find_regions,
+    glyph_vector,
+    ink_colour,
+    locate,
+    locate_free,
     to_small,
 )
 from shoe_controller.vision.profile import DEFAULT_THRESHOLDS, Profile
 
-__all__ = ["DeckLearner", "LearnError", "card_regions", "learn_profile", "template_separation"]
+__all__ = ["DeckLearner", "LearnError", "LearnFailure", "annotate", "card_regions",
+           "learn_profile", "template_separation"]
 
 #: When the whole card width is in view, the index is looked for within these shares of
 #: it (width, height) from the top-left corner; otherwise within ``DEFAULT_LEARN_BOX``.
-LEARN_BOX_SHARE = (0.45, 0.7)
-DEFAULT_LEARN_BOX = (112, 160)
+LEARN_BOX_SHARE = (0.45, 0.6)
+DEFAULT_LEARN_BOX = (126, 168)
 MIN_LEARN_AREA = 2000.0  # frame px: anything smaller is no card
 #: A card face while learning is at least this light (grey levels, brightest channel);
 #: the shoe interior is darker.
 MIN_LEARN_LEVEL = 80.0
+#: Views of each calibration crop learned: (scale, angle in degrees, motion blur px,
+#: defocus sigma px).
+BLURS: tuple[tuple[float, float], ...] = ((0.0, 0.0), (4.0, 0.6), (0.0, 1.2), (6.0, 1.0))
+AUGMENTATIONS: tuple[tuple[float, float, float, float], ...] = tuple(
+    (s, a, m, d)
+    for s in (0.86, 1.0, 1.14)
+    for a in (-2.5, 0.0, 2.5)
+    for m, d in BLURS
+)
 
 
 def card_regions(frame: np.ndarray) -> list[Region]:
@@ -55,21 +85,58 @@ def card_regions(frame: np.ndarray) -> list[Region]:
     return regions if level >= MIN_LEARN_LEVEL else []
 
 
+@dataclass(frozen=True)
+class LearnFailure:
+    """A card that could not be learned: which, what was seen, what to do."""
+
+    code: str
+    saw: str
+    todo: str
+    boxes: tuple[tuple[str, tuple[float, float, float, float]], ...] = ()
+
+    def line(self) -> str:
+        return f"{self.code}: {self.saw}; {self.todo}"
+
+
 class LearnError(Exception):
-    """The calibration frames do not make a usable profile (the message says why)."""
+    """The calibration frames do not make a usable profile (the message says why;
+    ``failures`` lists the cards, for :func:`annotate`)."""
+
+    def __init__(self, message: str, failures: list[LearnFailure] | None = None) -> None:
+        super().__init__(message)
+        self.failures = failures or []
+
+
+_TODO_POSITION = ("put the card in the calibrated position with its index fully in view, "
+                  "evenly lit and in focus, and take the frame again")
 
 
 @dataclass
 class _Sample:
-    glyphs: IndexGlyphs
-    variants: list[IndexGlyphs]  # one per AUGMENTATIONS entry
+    crop: np.ndarray
+    ink: Ink
+    found: Found
+    colour: np.ndarray | None
     chroma: np.ndarray
     level: float
+    down: bool
+    region: Region
 
 
 def _chroma(bgr: tuple[float, float, float]) -> np.ndarray:
     a = np.array(bgr, np.float64)
     return a / max(a.sum(), 1e-6)
+
+
+def _box(region: Region, box: tuple[int, int] | None) -> tuple[int, int]:
+    if box is not None:
+        return box
+    if region.touches_border:
+        return DEFAULT_LEARN_BOX
+    (x0, y0), (x1, y1) = region.top_left, region.bottom_right
+    t = math.radians(region.angle)
+    width = (x1 - x0) * math.cos(t) + (y1 - y0) * math.sin(t)
+    return (round(width * LEARN_BOX_SHARE[0]), round(width * LEARN_BOX_SHARE[1]))
 
 
 @dataclass
@@ -78,74 +145,78 @@ class DeckLearner:
 
     learn_box: tuple[int, int] | None = None
     samples: dict[str, _Sample] = field(default_factory=dict)
-    cut: tuple[np.ndarray, float] | None = None
+    cuts: dict[str, tuple[np.ndarray, float]] = field(default_factory=dict)
     frames: dict[str, np.ndarray] = field(default_factory=dict)
+    failures: list[LearnFailure] = field(default_factory=list)
+
+    @property
+    def cut(self) -> tuple[np.ndarray, float] | None:
+        return next(iter(self.cuts.values()), None)
 
     def add_all(self, frames: Mapping[str, np.ndarray]) -> None:
         """:meth:`add` each ``{label: frame}``; one :class:`LearnError` lists every frame
         that failed."""
-        errors = []
+        errors: list[LearnFailure] = []
         for label, frame in frames.items():
             try:
                 self.add(label, frame)
             except LearnError as e:
-                errors.append(str(e))
+                errors.extend(e.failures)
         if errors:
-            raise LearnError("; ".join(errors))
+            raise LearnError("; ".join(f.line() for f in errors), errors)
 
-    def glyphs_of(self, frame: np.ndarray) -> tuple[IndexGlyphs, np.ndarray] | str:
-        """The index of the card in ``frame`` (top-left corner upright, else bottom-right
-        corner upside down) and the upright corner crop, or why there is none."""
+    def glyphs_of(self, frame: np.ndarray, code: str = ""
+                  ) -> tuple[Found, Ink, bool, Region] | LearnFailure:
+        """The index of the card ``code`` in ``frame`` (top-left corner upright, else
+        bottom-right corner upside down), or a failure saying what was seen. Only a 10's
+        rank may be of two glyphs side by side."""
         regions = card_regions(frame)
         if not regions:
-            return "no card in the frame (is it lit, in the window?)"
+            return LearnFailure("", "no card in the frame (the window looks empty or dark)",
+                                "check the light and that the card is in the window")
         region = regions[0]
-        box = self.learn_box
-        if box is None:
-            if region.touches_border:
-                box = DEFAULT_LEARN_BOX
-            else:
-                (x0, y0), (x1, y1) = region.top_left, region.bottom_right
-                t = math.radians(region.angle)
-                width = (x1 - x0) * math.cos(t) + (y1 - y0) * math.sin(t)
-                box = (round(width * LEARN_BOX_SHARE[0]), round(width * LEARN_BOX_SHARE[1]))
+        box = _box(region, self.learn_box)
         why = ""
         for down in (False, True):
             crop = crop_corner(frame, region, down, box)
-            glyphs = extract_index(crop, min_part=6)
-            if isinstance(glyphs, IndexGlyphs):
-                return glyphs, crop
-            why = why or glyphs
-        return why
+            ink = find_ink(crop, min_part=6)
+            if isinstance(ink, str):
+                why = why or ink
+                continue
+            found = locate_free(ink, two_part=code[:1] in ('T', ''))
+            if isinstance(found, Found):
+                return found, ink, down, region
+            why = why or found
+        return LearnFailure("", f"at the card's corner: {why}", _TODO_POSITION)
 
     def add(self, label: str, frame: np.ndarray) -> str:
-        """Learn one frame (``label`` a card code or ``CUT``); returns the card code.
-
-        Raises :class:`LearnError` naming the card when the frame shows no usable index.
-        """
+        """Learn one frame (``label`` a card code or ``CUT``/``CUT2``...); returns the
+        label. Raises :class:`LearnError` naming the card when it shows no usable index."""
         label = label.strip().upper()
-        if label == "CUT":
+        if label.startswith("CUT"):
             regions = card_regions(frame)
             if not regions:
-                raise LearnError("CUT: no light card in the frame")
-            self.cut = (_chroma(regions[0].mean_bgr), regions[0].level)
-            self.frames["CUT"] = frame
-            return "CUT"
+                f = LearnFailure(label, "no light card in the frame",
+                                 "put the cut card in the window, lit as in play")
+                raise LearnError(f.line(), [f])
+            if regions[0].ink_share > 0.02:
+                f = LearnFailure(label, f"the card shows print ({100 * regions[0].ink_share:.1f}% "
+                                 "of it is ink), not a plain cut card",
+                                 "use the plain plastic cut card")
+                raise LearnError(f.line(), [f])
+            self.cuts[label] = (_chroma(regions[0].mean_bgr), regions[0].level)
+            self.frames[label] = frame
+            return label
         code = parse_card(label).code
-        found = self.glyphs_of(frame)
-        if isinstance(found, str):
-            raise LearnError(
-                f"{code}: {found}; put the card in the calibrated position, its index "
-                "fully in view"
-            )
-        glyphs, crop = found
-        region = card_regions(frame)[0]
-        variants = []
-        for motion, sigma in AUGMENTATIONS:
-            v = extract_index(blurred(crop, motion, sigma), min_part=6) if motion or sigma \
-                else glyphs
-            variants.append(v if isinstance(v, IndexGlyphs) else glyphs)
-        self.samples[code] = _Sample(glyphs, variants, _chroma(region.mean_bgr), region.level)
+        got = self.glyphs_of(frame, code)
+        if isinstance(got, LearnFailure):
+            f = LearnFailure(code, got.saw, got.todo)
+            self.failures.append(f)
+            self.frames[code] = frame
+            raise LearnError(f.line(), [f])
+        found, ink, down, region = got
+        self.samples[code] = _Sample(ink.crop, ink, found, ink_colour(ink, found.suit),
+                                     _chroma(region.mean_bgr), region.level, down, region)
         self.frames[code] = frame
         return code
 
@@ -153,19 +224,21 @@ class DeckLearner:
         """Does the learned sample of ``code`` fit the cards learned before it? For the
         live walk-through: its rank glyph must be most like the same rank of another
         suit (when there is one) and its suit glyph most like the same suit of another
-        rank; a glyph identical to a different one already learned means the wrong card.
-        Returns the problem, or ``""``."""
+        rank. Returns the problem, or ``""``."""
         new = self.samples[code]
-        # the same glyph on another card correlates above these (blur and noise of a
-        # pass included); different glyphs of a deck stay below
-        alike = {"rank": 0.94, "suit": 0.90}
+        alike = {"rank": 0.85, "suit": 0.85}
         for kind, same_key in (("rank", 0), ("suit", 1)):
-            vec = getattr(new.glyphs, kind)
+            vec = _vector(new, kind)
+            if vec is None:
+                return f"its {kind} could not be cut out"
             same, other = [], []
             for c, smp in self.samples.items():
                 if c == code:
                     continue
-                corr = float(vec @ getattr(smp.glyphs, kind))
+                v = _vector(smp, kind)
+                if v is None:
+                    continue
+                corr = float(vec @ v)
                 (same if c[same_key] == code[same_key] else other).append((corr, c))
             best_other = max(other, default=(-1.0, ""))
             if same:
@@ -182,82 +255,138 @@ class DeckLearner:
 
     def missing(self) -> list[str]:
         need = [c.code for c in ALL_CARDS if c.code not in self.samples]
-        return need + ([] if self.cut is not None else ["CUT"])
+        return need + ([] if self.cuts else ["CUT"])
+
+    # ----------------------------------------------------------------- the profile
+
+    def geometry(self) -> tuple[Geometry, list[LearnFailure]]:
+        """The deck's index geometry, and the cards whose index does not fit it."""
+        s = self.samples
+        heights = {c: x.found.rank_box[3] - x.found.rank_box[1] for c, x in s.items()}
+        h_med = float(np.median(list(heights.values())))
+        centres = {c: ((x.found.suit_box[0] + x.found.suit_box[2]) / 2,
+                       (x.found.suit_box[1] + x.found.suit_box[3]) / 2) for c, x in s.items()}
+        cx_med = float(np.median([v[0] for v in centres.values()]))
+        cy_med = float(np.median([v[1] for v in centres.values()]))
+        bad = []
+        for c, x in s.items():
+            h = heights[c]
+            sx, sy = centres[c]
+            if not 0.7 * h_med <= h <= 1.35 * h_med:
+                bad.append(LearnFailure(
+                    c, f"its rank is {h} px high where this deck's ranks are {h_med:.0f} px "
+                    "(something next to the index, art or a border, joined the rank?)",
+                    _TODO_POSITION, (("rank", x.found.rank_box), ("suit", x.found.suit_box))))
+            elif math.hypot(sx - cx_med, sy - cy_med) > 0.6 * h_med:
+                bad.append(LearnFailure(
+                    c, f"its suit is at ({sx:.0f}, {sy:.0f}) px from the corner where this "
+                    f"deck's suits are at ({cx_med:.0f}, {cy_med:.0f})", _TODO_POSITION,
+                    (("rank", x.found.rank_box), ("suit", x.found.suit_box))))
+        good = [x for c, x in s.items() if c not in {b.code for b in bad}] or list(s.values())
+        rb = np.array([x.found.rank_box for x in good], np.float64)
+        sb = np.array([x.found.suit_box for x in good], np.float64)
+        rh = rb[:, 3] - rb[:, 1]
+        g = Geometry(
+            rank_union=(rb[:, 0].min(), rb[:, 1].min(), rb[:, 2].max(), rb[:, 3].max()),
+            suit_union=(sb[:, 0].min(), sb[:, 1].min(), sb[:, 2].max(), sb[:, 3].max()),
+            rank_top=(rb[:, 1].min(), rb[:, 1].max()),
+            rank_left=(rb[:, 0].min(), rb[:, 0].max()),
+            rank_h=(float(rh.min()), float(np.median(rh)), float(rh.max())),
+            suit_centre=(float(np.median((sb[:, 0] + sb[:, 2]) / 2)),
+                         float(np.median((sb[:, 1] + sb[:, 3]) / 2))),
+            suit_h=(float((sb[:, 3] - sb[:, 1]).min()), float(np.median(sb[:, 3] - sb[:, 1])),
+                    float((sb[:, 3] - sb[:, 1]).max())),
+        )
+        return g, bad
 
     def profile(self, source: str = "", camera: Mapping[str, object] | None = None,
                 verify: bool = True) -> Profile:
         """The learned profile; with ``verify``, every frame must read back correctly."""
         missing = self.missing()
+        if self.failures:
+            raise LearnError("; ".join(f.line() for f in self.failures), list(self.failures))
         if missing:
             raise LearnError(f"calibration frames missing for: {' '.join(missing)}")
-        assert self.cut is not None
-        s = self.samples
-        n_aug = len(AUGMENTATIONS)
-        ranks = np.zeros((13, n_aug, *RANK_CANVAS), np.float32)
-        suits = np.zeros((4, n_aug, *SUIT_CANVAS), np.float32)
-        for a in range(n_aug):
-            for r, rc in enumerate(RANK_CHARS):
-                ranks[r, a] = _unit(sum(s[rc + su].variants[a].rank for su in SUITS)).reshape(
-                    RANK_CANVAS)
-            for k, su in enumerate(SUITS):
-                suits[k, a] = _unit(sum(s[rc + su].variants[a].suit for rc in RANK_CHARS)
-                                    ).reshape(SUIT_CANVAS)
-        g = [x.glyphs for x in s.values()]
-        rank_h = float(np.median([b.rank_box[3] - b.rank_box[1] for b in g]))
-        suit_h = float(np.median([b.suit_box[3] - b.suit_box[1] for b in g]))
-        # per card: rank height, suit offset from the rank; lowest and highest over the
-        # blurred variants (blur shortens pointed shapes and widens glyphs) of the suit
-        # height / rank height and of the width / height of rank and suit
-        layout = {}
-        for code, sample in s.items():
-            rh, _, ldx, ldy, _, _ = _layout(sample.glyphs)
-            var = np.array([_layout(v) for v in sample.variants])
-            layout[code] = [rh, ldx, ldy] + [
-                float(f(var[:, i])) for i in (1, 4, 5) for f in (np.min, np.max)]
-        right = max(max(b.rank_box[2], b.suit_box[2]) for b in g)
-        bottom = max(b.suit_box[3] for b in g)
+        geometry, bad = self.geometry()
+        if bad:
+            raise LearnError("; ".join(f.line() for f in bad), bad)
         p = CORNER_PAD
-        crop_size = [math.ceil((right - p) * 1.2 + p + 8), math.ceil((bottom - p) * 1.2 + p + 8)]
-        rank_w = float(np.median([b.rank_box[2] - b.rank_box[0] for b in g]))
-        index_area = (right - p) * (bottom - p)
-        geometry = {
-            "rank_h": rank_h, "suit_h": suit_h, "rank_w": rank_w,
-            "layout": layout,
-            "index_right": right - p, "index_bottom": bottom - p,
-            "crop_size": crop_size,
-            "index_box": [float(np.median([min(b.rank_box[0], b.suit_box[0]) for b in g])) - p,
-                          float(np.median([b.rank_box[1] for b in g])) - p,
-                          float(np.median([max(b.rank_box[2], b.suit_box[2]) for b in g])) - p,
-                          float(np.median([b.suit_box[3] for b in g])) - p],
-            "min_part": max(6, round(0.02 * rank_h * rank_h)),
-            "min_region_area": 0.5 * index_area,
-        }
-        redness = {su: [s[rc + su].glyphs.redness for rc in RANK_CHARS] for su in SUITS}
+        right = max(geometry.rank_union[2], geometry.suit_union[2])
+        bottom = max(geometry.rank_union[3], geometry.suit_union[3])
+        crop = [math.ceil((right - p) * 1.18 + p + 8), math.ceil((bottom - p) * 1.18 + p + 8)]
+        ranks: list[np.ndarray] = []
+        suits: list[np.ndarray] = []
+        rank_labels: list[int] = []
+        suit_labels: list[int] = []
+        layout: dict[str, list[float]] = {}
+        colours_by_suit: dict[str, list[np.ndarray]] = {su: [] for su in SUITS}
+        for code, smp in self.samples.items():
+            r_i, s_i = RANK_CHARS.index(code[0]), SUITS.index(code[1])
+            lays = []
+            for scale, angle, motion, sigma in AUGMENTATIONS:
+                view = _view(smp.crop, scale, angle, motion, sigma, crop)
+                ink = find_ink(view, min_part=_min_part(geometry))
+                if isinstance(ink, str):
+                    continue
+                found = locate(ink, geometry)
+                if isinstance(found, str) or not _same_place(found, smp.found, scale, angle):
+                    continue
+                rv = glyph_vector(ink, found.rank, RANK_CANVAS)
+                sv = glyph_vector(ink, found.suit, SUIT_CANVAS)
+                if rv is None or sv is None:
+                    continue
+                # the label says the glyph and how blurred this view is: the reader
+                # compares a frame with views of one blur at a time
+                b = BLURS.index((motion, sigma))
+                ranks.append(rv)
+                rank_labels.append(r_i + 13 * b)
+                suits.append(sv)
+                suit_labels.append(s_i + 4 * b)
+                lays.append(_layout(found, scale))
+                col = ink_colour(ink, found.suit)
+                if col is not None:
+                    colours_by_suit[code[1]].append(col)
+            if len(lays) < len(AUGMENTATIONS) // 3:
+                bad.append(LearnFailure(
+                    code, f"its index could be found in only {len(lays)} of "
+                    f"{len(AUGMENTATIONS)} blurred, turned and scaled views", _TODO_POSITION,
+                    (("rank", smp.found.rank_box), ("suit", smp.found.suit_box))))
+                continue
+            a = np.array(lays)
+            layout[code] = [float(v) for v in np.concatenate([a.min(axis=0), a.max(axis=0)])]
+        if bad:
+            raise LearnError("; ".join(f.line() for f in bad), bad)
+        rank_t, rank_l = _distinct(np.array(ranks, np.float32), np.array(rank_labels))
+        suit_t, suit_l = _distinct(np.array(suits, np.float32), np.array(suit_labels))
         colours: dict[str, object] = {
-            "face_chroma": [float(v) for v in np.mean([x.chroma for x in s.values()], axis=0)],
-            "face_level": float(np.median([x.level for x in s.values()])),
-            "cut_chroma": [float(v) for v in self.cut[0]],
-            "cut_level": float(self.cut[1]),
+            "face_chroma": [float(v) for v in np.mean([x.chroma for x in self.samples.values()],
+                                                      axis=0)],
+            "face_level": float(np.median([x.level for x in self.samples.values()])),
+            "cut_chromas": [[float(v) for v in c[0]] for c in self.cuts.values()],
+            "cut_levels": [float(c[1]) for c in self.cuts.values()],
         }
-        if all(v is not None for vs in redness.values() for v in vs):
-            per_suit = {su: float(np.median(vs)) for su, vs in redness.items()}  # type: ignore[arg-type]
-            order = sorted(per_suit, key=per_suit.get)  # type: ignore[arg-type]
-            # two colours: the split is in the widest gap between the suits' inks
-            gaps = [(per_suit[order[i + 1]] - per_suit[order[i]], i) for i in range(3)]
-            gap, i = max(gaps)
-            if gap > 0.25:
-                colours["red_split"] = (per_suit[order[i]] + per_suit[order[i + 1]]) / 2
-                colours["red_suits"] = sorted(order[i + 1:])
-            colours["suit_redness"] = per_suit
-        d_cut = float(np.abs(self.cut[0] - np.array(colours["face_chroma"])).sum())
-        if d_cut < 0.12:
-            raise LearnError(
-                "CUT: the cut card's colour is too close to the card face's to tell apart "
-                f"(chroma distance {d_cut:.3f}); use a coloured cut card"
-            )
+        if all(colours_by_suit[su] for su in SUITS):
+            ink = {su: np.median(np.array(colours_by_suit[su]), axis=0) for su in SUITS}
+            colours["suit_ink"] = {su: [float(v) for v in ink[su]] for su in SUITS}
+            # the spread of each suit's ink over its views: how far a read may stray
+            colours["suit_ink_spread"] = {
+                su: float(np.percentile(np.linalg.norm(np.array(colours_by_suit[su]) - ink[su],
+                                                       axis=1), 95)) for su in SUITS}
+        geom: dict[str, object] = {
+            **geometry.to_json(),
+            "crop_size": crop,
+            "min_part": _min_part(geometry),
+            "layout": layout,
+            "min_region_area": 0.5 * (right - p) * (bottom - p),
+            "rank_h_px": geometry.rank_h[1],
+            "suit_h_px": float(np.median([x.found.suit_box[3] - x.found.suit_box[1]
+                                       for x in self.samples.values()])),
+        }
         profile = Profile(
-            rank_templates=ranks, suit_templates=suits, geometry=geometry, colours=colours,
-            thresholds=dict(DEFAULT_THRESHOLDS), camera=dict(camera or {}), source=source,
+            rank_templates=rank_t, suit_templates=suit_t,
+            rank_labels=rank_l.astype(np.int16), suit_labels=suit_l.astype(np.int16),
+            geometry=geom, colours=colours, thresholds=dict(DEFAULT_THRESHOLDS),
+            camera=dict(camera or {}), source=source,
         )
         if verify:
             self.verify(profile)
@@ -271,13 +400,81 @@ class DeckLearner:
         bad = []
         for label, frame in self.frames.items():
             got = reader.read(frame)
-            if label == "CUT":
+            if label.startswith("CUT"):
                 if got.kind != "cut":
-                    bad.append(f"CUT read as {_describe(got)}")
+                    bad.append(LearnFailure(label, f"the cut card read back as {_describe(got)}",
+                                            "take the cut card's frame again, lit as in play"))
             elif got.kind != "card" or got.card is None or got.card.code != label:
-                bad.append(f"{label} read as {_describe(got)}")
+                smp = self.samples.get(label)
+                boxes = (("rank", smp.found.rank_box), ("suit", smp.found.suit_box)) if smp \
+                    else ()
+                bad.append(LearnFailure(label, f"read back as {_describe(got)}",
+                                        "check the frame shows this card; " + _TODO_POSITION,
+                                        boxes))
         if bad:
-            raise LearnError("the learned deck does not read back: " + "; ".join(bad))
+            raise LearnError("the learned deck does not read back: "
+                             + "; ".join(f.line() for f in bad), bad)
+
+
+#: A learned view this alike (correlation) to one already kept adds nothing.
+DISTINCT_VIEW = 0.99
+
+
+def _distinct(t: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The views of each class less near-duplicates (keeps the match fast)."""
+    keep: list[int] = []
+    for k in np.unique(labels):
+        idx = np.flatnonzero(labels == k)
+        kept: list[int] = []
+        for i in idx:
+            if not kept or float((t[kept] @ t[i]).max()) < DISTINCT_VIEW:
+                kept.append(int(i))
+        keep.extend(kept)
+    return t[keep], labels[keep]
+
+
+def _vector(smp: _Sample, kind: str) -> np.ndarray | None:
+    if kind == "rank":
+        return glyph_vector(smp.ink, smp.found.rank, RANK_CANVAS)
+    return glyph_vector(smp.ink, smp.found.suit, SUIT_CANVAS)
+
+
+def _min_part(g: Geometry) -> int:
+    return max(6, round(0.015 * g.rank_h[0] * g.rank_h[0]))
+
+
+def _view(crop: np.ndarray, scale: float, angle: float, motion: float, sigma: float,
+          size: list[int]) -> np.ndarray:
+    """The calibration crop as the camera sees it at another scale and a small turn
+    about the card's corner, with blur; ``size`` (w, h) of the reader's crop."""
+    p = CORNER_PAD
+    m = cv2.getRotationMatrix2D((p, p), angle, scale)
+    out = cv2.warpAffine(crop, m, (int(size[0]), int(size[1])), flags=cv2.INTER_LINEAR,
+                         borderMode=cv2.BORDER_REPLICATE)
+    return blurred(out, motion, sigma) if motion or sigma else out
+
+
+def _same_place(found: Found, clean: Found, scale: float, angle: float) -> bool:
+    """Did the locator find, in a transformed view, the rank the clean crop showed?"""
+    p = CORNER_PAD
+    x0, y0, x1, y1 = clean.rank_box
+    cx, cy = (x0 + x1) / 2 - p, (y0 + y1) / 2 - p
+    t = math.radians(-angle)
+    ex = p + scale * (cx * math.cos(t) - cy * math.sin(t))
+    ey = p + scale * (cx * math.sin(t) + cy * math.cos(t))
+    fx0, fy0, fx1, fy1 = found.rank_box
+    return math.hypot((fx0 + fx1) / 2 - ex, (fy0 + fy1) / 2 - ey) < 0.25 * scale * (y1 - y0)
+
+
+def _layout(f: Found, scale: float) -> list[float]:
+    """Rank height / scale, rank width / height, suit height / rank height, suit centre
+    offset (x, y) / rank height, suit width / height."""
+    rx0, ry0, rx1, ry1 = f.rank_box
+    sx0, sy0, sx1, sy1 = f.suit_box
+    rh = ry1 - ry0
+    return [rh / scale, (rx1 - rx0) / rh, (sy1 - sy0) / rh,
+            (sx0 + sx1 - rx0 - rx1) / 2 / rh, (sy0 + sy1 - ry0 - ry1) / 2 / rh,
+            (sx1 - sx0) / max(sy1 - sy0, 1)]
 
 
 def _describe(read: object) -> str:
@@ -288,19 +485,51 @@ def _describe(read: object) -> str:
     return f"{kind} ({reason})" if reason else str(kind)
 
 
-def _layout(g: IndexGlyphs) -> tuple[float, float, float, float, float, float]:
-    """Rank height, suit height / rank height, suit centre offset (x, y) / rank height,
-    rank width / height, suit width / height."""
-    rx0, ry0, rx1, ry1 = g.rank_box
-    sx0, sy0, sx1, sy1 = g.suit_box
-    rh = ry1 - ry0
-    return (rh, (sy1 - sy0) / rh, (sx0 + sx1 - rx0 - rx1) / 2 / rh,
-            (sy0 + sy1 - ry0 - ry1) / 2 / rh, (rx1 - rx0) / rh, (sx1 - sx0) / (sy1 - sy0))
+def annotate(frame: np.ndarray, failure: LearnFailure, learn_box: tuple[int, int] | None = None
+             ) -> np.ndarray:
+    """``frame`` with what learning found drawn on it: the card's outline corners, the
+    corner crops searched (yellow), the ink parts in them (grey boxes), the rank and suit
+    found (green, blue) and, at the top, the card and what went wrong."""
+    img = frame.copy() if frame.ndim == 3 else cv2.cvtColor(frame, cv2.COLOR_GRAY2BGR)
+    regions = card_regions(frame)
+    if regions:
+        region = regions[0]
+        box = _box(region, learn_box)
+        for down in (False, True):
+            t = math.radians(region.angle) + (math.pi if down else 0.0)
+            ct, st = math.cos(t), math.sin(t)
+            cx, cy = region.bottom_right if down else region.top_left
+            p = CORNER_PAD
 
+            def to_frame(u: float, v: float, cx: float = cx, cy: float = cy,
+                         ct: float = ct, st: float = st, p: float = p) -> tuple[int, int]:
+                return (round(cx + (u - p) * ct - (v - p) * st),
+                        round(cy + (u - p) * st + (v - p) * ct))
 
-def _unit(v: np.ndarray) -> np.ndarray:
-    v = v - v.mean()
-    return v / max(float(np.linalg.norm(v)), 1e-9)
+            corners = [to_frame(0, 0), to_frame(box[0], 0), to_frame(box[0], box[1]),
+                       to_frame(0, box[1])]
+            cv2.polylines(img, [np.array(corners, np.int32)], True, (0, 220, 255), 1)
+            crop = crop_corner(frame, region, down, box)
+            ink = find_ink(crop, 6)
+            if not isinstance(ink, str):
+                for i in np.flatnonzero(ink.keep):
+                    x, y, w, h = (int(v) for v in ink.stats[i, :4])
+                    cv2.polylines(img, [np.array([to_frame(x, y), to_frame(x + w, y),
+                                                  to_frame(x + w, y + h), to_frame(x, y + h)],
+                                                 np.int32)], True, (160, 160, 160), 1)
+            if not down:
+                for name, (x0, y0, x1, y1) in failure.boxes:
+                    colour = (0, 200, 0) if name == "rank" else (255, 80, 0)
+                    cv2.polylines(img, [np.array([to_frame(x0, y0), to_frame(x1, y0),
+                                                  to_frame(x1, y1), to_frame(x0, y1)],
+                                                 np.int32)], True, colour, 2)
+    text = f"{failure.code}: {failure.saw}"
+    y = 18
+    for k in range(0, len(text), 70):
+        cv2.putText(img, text[k:k + 70], (8, y), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (0, 0, 0), 3)
+        cv2.putText(img, text[k:k + 70], (8, y), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (0, 0, 255), 1)
+        y += 18
+    return img
 
 
 def learn_profile(frames: Mapping[str, np.ndarray], source: str = "",
@@ -313,14 +542,17 @@ def learn_profile(frames: Mapping[str, np.ndarray], source: str = "",
 
 
 def template_separation(profile: Profile) -> dict[str, tuple[str, str, float]]:
-    """The most alike pair of rank glyphs and of suit glyphs (names, correlation)."""
+    """The most alike pair of rank glyphs and of suit glyphs (names, correlation of
+    their closest learned views)."""
     out = {}
-    for kind, arr, names in (("rank", profile.rank_templates, RANK_CHARS),
-                             ("suit", profile.suit_templates, SUITS)):
-        assert arr is not None
-        m = arr[:, 0].reshape(len(names), -1)
-        c = m @ m.T
-        np.fill_diagonal(c, -np.inf)
+    for kind, arr, lab, names in (("rank", profile.rank_templates, profile.rank_labels,
+                                   RANK_CHARS),
+                                  ("suit", profile.suit_templates, profile.suit_labels, SUITS)):
+        assert arr is not None and lab is not None
+        lab = lab % len(names)
+        c = arr @ arr.T
+        same = lab[:, None] == lab[None, :]
+        c[same] = -np.inf
         i, j = np.unravel_index(int(np.argmax(c)), c.shape)
-        out[kind] = (names[i], names[j], float(c[i, j]))
+        out[kind] = (names[int(lab[i])], names[int(lab[j])], float(c[i, j]))
     return out

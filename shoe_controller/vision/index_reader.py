@@ -1,49 +1,67 @@
 """Index recognition: one camera frame -> a card (with orientation and confidence), the
-cut card, nothing, or a rejection. Never a guess.
+cut card, nothing, or a rejection with its reason. Never a guess.
 
-The reader knows no deck of its own: the glyphs it compares against, the index layout,
-the card and cut-card colours all come from the calibration profile, learned from the
-casino's own deck (``shoe-calibrate learn``). The steps (see
-:mod:`shoe_controller.vision.index_glyphs`):
+The reader knows no deck of its own: the glyphs it compares against, where the index
+sits and how big it is, the suit inks and the cut-card colours all come from the
+calibration profile, learned from the casino's own deck (``shoe-calibrate learn``,
+:mod:`shoe_controller.vision.index_learn`). The steps:
 
-1. quarter resolution: nothing light -> **empty**; the light regions (at most two);
-2. a region coloured like the learned cut card -> **cut**;
-3. for each region, both places an index can be (top-left corner, upright; bottom-right
-   corner, upside down): crop, turn upright, segment rank and suit, check the layout
-   against the learned one (size within the scale range, suit below rank), then
-   normalized correlation with the learned rank and suit glyphs;
-4. a read needs, for rank and suit both, a best score above the profile's minimum and a
-   clear margin over the runner-up, and an ink colour (red/black) that agrees with the
-   suit; two different cards in view, or nothing that passes, -> **reject**.
+1. quarter resolution: nothing light -> **empty**; the light regions (at most two),
+   each with its angle and the corners where an index can be;
+2. for each region, each corner an index can be at (top-left: upright; bottom-right:
+   upside down) that is in view: an upright crop, its ink parts (Otsu threshold of the
+   darkest channel), the rank and suit picked by the learned geometry at the scale the
+   rank's size gives (art, pips and borders outside those places are ignored);
+3. rank and suit, each by SHAPE: nearest neighbour (normalized correlation) among the
+   learned views, which must be close (``*_min_score``) and clearly closer than any
+   view of another glyph (``*_min_margin``); the index layout (sizes, suit place) must
+   be the learned one of that card;
+4. the ink colour, relative to the paper, may confirm the suit but never decides it:
+   an ink nearer to another suit colour than to the suit's own is a rejection;
+5. no index anywhere and a plain region: the cut card if its colour is a learned cut
+   colour, otherwise an **unknown plain card** (a rejection saying so, which the pass
+   tracker turns into an unreadable card: play stops for the dealer);
+6. two different cards in view, or nothing that passes -> **reject**.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import numpy as np
 
-from shoe_controller.game.cards import ALL_CARDS, SUITS, Card
+from shoe_controller.game.cards import ALL_CARDS, RANK_CHARS, SUITS, Card
 from shoe_controller.vision.index_glyphs import (
-    IndexGlyphs,
+    RANK_CANVAS,
+    SUIT_CANVAS,
+    Found,
+    Geometry,
+    Ink,
     Region,
     crop_corner,
-    extract_index,
+    find_ink,
     find_regions,
+    glyph_vector,
+    ink_colour,
+    locate,
     to_small,
 )
 from shoe_controller.vision.profile import Profile
 from shoe_controller.vision.reads import FrameRead
 
-__all__ = ["IndexReader"]
+__all__ = ["UNKNOWN_PLAIN", "IndexReader"]
 
 _CARDS = {(c.rank, c.suit): c for c in ALL_CARDS}
-RANK_NAMES = "A23456789TJQK"
-#: The calibrated scale may vary 0.85-1.15; glyph sizes are accepted a little beyond.
-SCALE_RANGE = (0.75, 1.32)
 #: The scale range of DESIGN.md, for what must be in view.
 CORE_SCALES = (0.85, 1.15)
+#: Reason of the rejection of a plain card whose colour was not learned.
+UNKNOWN_PLAIN = "unknown plain card"
+#: A region with less than this share of ink is a plain card.
+PLAIN_INK_SHARE = 0.004
+#: A plain card is the learned cut card within this chroma distance (L1).
+CUT_CHROMA = 0.15
+#: Suit inks whose learned colours are this far apart (log-ratio units) are told apart.
+COLOUR_SPLIT = 0.3
 
 
 class IndexReader:
@@ -58,30 +76,37 @@ class IndexReader:
     def __init__(self, profile: Profile) -> None:
         profile.require_deck()
         assert profile.rank_templates is not None and profile.suit_templates is not None
+        assert profile.rank_labels is not None and profile.suit_labels is not None
         self.profile = profile
         g, c, t = profile.geometry, profile.colours, profile.thresholds
-        self._ranks = _Templates(profile.rank_templates)
-        self._suits = _Templates(profile.suit_templates)
+        self._geometry = Geometry.from_json(g)
+        self._ranks = _Templates(profile.rank_templates, profile.rank_labels, 13)
+        self._suits = _Templates(profile.suit_templates, profile.suit_labels, 4)
         self._crop = (int(g["crop_size"][0]), int(g["crop_size"][1]))
         self._min_part = int(g["min_part"])
-        # the part of the frame any index covers, whatever its scale (card pixels from
-        # the corner, less a few for the corner's uncertainty): the box at the largest
-        # scale's near edges and the smallest scale's far edges
-        x0, y0, x1, y1 = (float(v) for v in g["index_box"])
+        geo = self._geometry
+        p = 4.0
+        x0 = min(geo.rank_union[0], geo.suit_union[0]) - p
+        y0 = geo.rank_union[1] - p
+        x1 = max(geo.rank_union[2], geo.suit_union[2]) - p
+        y1 = geo.suit_union[3] - p
         lo, hi = CORE_SCALES
+        # the part of the frame every index covers at any scale (card px from the
+        # corner): the largest scale's near edges, the smallest scale's far edges
         self._core = [(hi * x0 + 3, hi * y0 + 3), (lo * x1 - 3, hi * y0 + 3),
                       (hi * x0 + 3, lo * y1 - 3), (lo * x1 - 3, lo * y1 - 3)]
-        self._layout = {c: tuple(float(v) for v in g["layout"][c.code]) for c in ALL_CARDS}
-        heights = [lay[0] for lay in self._layout.values()]
-        self._rank_h_range = (SCALE_RANGE[0] * min(heights), SCALE_RANGE[1] * max(heights))
+        self._layout = {c: np.array(v, np.float64).reshape(2, -1)
+                        for c, v in g["layout"].items()}
         self._min_region = float(g["min_region_area"])
         face = float(c["face_level"])
-        self._empty_level = 0.35 * face
-        self._mask_floor = 0.25 * face
-        self._face_chroma = np.array(c["face_chroma"], np.float64)
-        self._cut_chroma = np.array(c["cut_chroma"], np.float64) if c.get("cut_chroma") else None
-        self._red_split = c.get("red_split")
-        self._red_suits = frozenset(c.get("red_suits", ()))
+        levels = [face, *(float(v) for v in c.get("cut_levels", []))]
+        # the dark shoe interior stays well below half the dimmest learned card's level
+        self._empty_level = 0.5 * min(levels)
+        self._mask_floor = 0.3 * min(levels)
+        self._cut_chromas = [np.array(v, np.float64) for v in c.get("cut_chromas", [])]
+        ink = c.get("suit_ink")
+        self._suit_ink = ({su: np.array(ink[su], np.float64) for su in SUITS}
+                          if ink else None)
         self._t = {k: float(v) for k, v in t.items()}
 
     # ------------------------------------------------------------------ public
@@ -92,15 +117,10 @@ class IndexReader:
         level, regions = find_regions(small, self._min_region, 2, self._mask_floor)
         if level < self._empty_level or not regions:
             return FrameRead.empty()
-        cut = self._cut_confidence(regions[0])
-        if cut is not None:
-            return FrameRead.cut(cut)
         reads: list[tuple[Card, str, float]] = []
         why = ""
         depth = -1
         for region in regions:
-            # the corner the frame does not cut off first; once a card is read, a corner
-            # beyond the frame holds no second whole index
             corners = sorted(((False, region.clipped_tl), (True, region.clipped_br)),
                              key=lambda c: c[1])
             for down, clipped in corners:
@@ -112,6 +132,9 @@ class IndexReader:
                 elif got[0] > depth:
                     depth, why = got  # type: ignore[assignment]
         if not reads:
+            plain = self._plain(regions[0])
+            if plain is not None:
+                return plain
             return FrameRead.rejected(why or "no index found")
         cards = {r[0] for r in reads}
         if len(cards) > 1:
@@ -124,132 +147,168 @@ class IndexReader:
 
     # ------------------------------------------------------------------ steps
 
-    def _cut_confidence(self, region: Region) -> float | None:
-        """Confidence that ``region`` is the cut card, or None if it is not."""
-        if self._cut_chroma is None:
+    def _plain(self, region: Region) -> FrameRead | None:
+        """The cut card, an unknown plain card, or None when the region shows print."""
+        if region.ink_share > PLAIN_INK_SHARE:
             return None
         mean = np.array(region.mean_bgr, np.float64)
-        total = mean.sum()
-        if total <= 0:
-            return None
-        chroma = mean / total
-        d_cut = float(np.abs(chroma - self._cut_chroma).sum())
-        d_face = float(np.abs(chroma - self._face_chroma).sum())
-        if d_cut < 0.25 and d_cut < 0.4 * d_face:
-            return max(0.0, min(1.0, 1.0 - d_cut / max(d_face, 1e-6)))
-        return None
+        chroma = mean / max(float(mean.sum()), 1e-6)
+        if not self._cut_chromas:
+            return FrameRead.rejected(f"{UNKNOWN_PLAIN} (no cut card learned)")
+        d = min(float(np.abs(chroma - c).sum()) for c in self._cut_chromas)
+        if d <= CUT_CHROMA:
+            return FrameRead.cut(max(0.0, min(1.0, 1.0 - d / (2 * CUT_CHROMA))))
+        bgr = ", ".join(f"{v:.0f}" for v in region.mean_bgr)
+        return FrameRead.rejected(f"{UNKNOWN_PLAIN} (colour BGR {bgr} is not the learned cut "
+                                  "card's)")
 
     def _read_corner(self, frame: np.ndarray, region: Region, down: bool
                      ) -> tuple[Card, str, float] | tuple[int, str]:
         """A card read at one corner, or (how far it got, why not)."""
-        if not self._index_can_be_in_view(frame, region, down):
+        free = region.free_axes(down)
+        if not self._index_can_be_in_view(frame, region, down, free):
             return (0, "no whole index in view")
         crop = crop_corner(frame, region, down, self._crop)
-        glyphs = extract_index(crop, self._min_part)
-        if isinstance(glyphs, str):
-            return (0, glyphs)
-        rh = glyphs.rank_box[3] - glyphs.rank_box[1]
-        if not self._rank_h_range[0] <= rh <= self._rank_h_range[1]:
-            return (1, f"index of the wrong size (rank {rh} px high)")
-        r = self._ranks.match(glyphs.rank, "rank", RANK_NAMES, self._t)
+        found: Found | str = ""
+        for darker in (0.0, 0.35):
+            ink = find_ink(crop, self._min_part, free=free, darker=darker)
+            if isinstance(ink, str):
+                return (0, ink)
+            found = locate(ink, self._geometry, free)
+            if isinstance(found, Found):
+                break
+        if isinstance(found, str):
+            return (1, found)
+        rv = glyph_vector(ink, found.rank, RANK_CANVAS)
+        sv = glyph_vector(ink, found.suit, SUIT_CANVAS)
+        if rv is None or sv is None:
+            return (1, "index glyphs of an implausible shape")
+        r = self._ranks.match(rv, "rank", RANK_CHARS, self._t)
         if isinstance(r[1], str):
             return r
-        s = self._suits.match(glyphs.suit, "suit", SUITS, self._t)
+        s = self._suits.match(sv, "suit", SUITS, self._t)
         if isinstance(s[1], str):
             return s
-        r1, rank_best = r
-        s1, suit_best = s
-        card = _CARDS[(r1 + 1, SUITS[s1])]
-        problem = self._layout_problem(glyphs, card)
+        card = _CARDS[(r[0] + 1, SUITS[s[0]])]
+        problem = self._layout_problem(found, card)
         if problem:
             return (4, problem)
-        suit = SUITS[s1]
-        if glyphs.redness is not None and self._red_split is not None:
-            is_red = glyphs.redness > self._red_split
-            if is_red != (suit in self._red_suits):
-                return (4, f"ink colour disagrees with the suit {suit}")
-        confidence = min(rank_best, suit_best)
-        return (card, "down" if down else "up", confidence)
+        problem = self._colour_problem(ink, found, card.suit)
+        if problem:
+            return (5, problem)
+        return (card, "down" if down else "up", min(r[1], s[1]))
 
-    def _index_can_be_in_view(self, frame: np.ndarray, region: Region, down: bool) -> bool:
+    def _colour_problem(self, ink: Ink, found: Found, suit: str) -> str:
+        """Colour confirms the shape or rejects the read: never the other way round."""
+        if self._suit_ink is None:
+            return ""
+        col = ink_colour(ink, found.suit)
+        if col is None:
+            return ""
+        own = self._suit_ink[suit]
+        d_own = float(np.linalg.norm(col - own))
+        for other, ref in self._suit_ink.items():
+            if float(np.linalg.norm(ref - own)) < COLOUR_SPLIT:
+                continue  # the same ink as the suit's own (a 2-colour deck's pairs)
+            if float(np.linalg.norm(col - ref)) < d_own:
+                return (f"ink colour says {other}, suit shape says {suit}: shape and colour "
+                        "disagree")
+        return ""
+
+    def _index_can_be_in_view(self, frame: np.ndarray, region: Region, down: bool,
+                              free: tuple[bool, bool]) -> bool:
         """Could a whole index at this corner be in view? Not when part of the area every
-        index covers (at any scale of the range) is out of the frame."""
+        index covers (at any scale of the range) is out of the frame, along an axis where
+        the corner is known (along a free one, the frame edge cuts the card: whether the
+        index is whole is for the glyphs to show)."""
         h, w = frame.shape[:2]
         t = math.radians(region.angle) + (math.pi if down else 0.0)
         ct, st = math.cos(t), math.sin(t)
         cx, cy = region.bottom_right if down else region.top_left
         for u, v in self._core:
             x, y = cx + u * ct - v * st, cy + u * st + v * ct
-            if not (0 <= x < w and 0 <= y < h):
+            x_axis_out = not 0 <= x < w
+            y_axis_out = not 0 <= y < h
+            # the crop's x axis runs along the frame's x (either way round), y along y
+            if (x_axis_out and not free[0]) or (y_axis_out and not free[1]):
                 return False
         return True
 
-    def _layout_problem(self, g: IndexGlyphs, card: Card) -> str:
+    def _layout_problem(self, f: Found, card: Card) -> str:
         """Does the index look like the learned one of this card (sizes, suit place)?"""
-        rank_h, ldx, ldy, ratio_lo, ratio_hi, ra_lo, ra_hi, sa_lo, sa_hi = self._layout[card]
-        rx0, ry0, rx1, ry1 = g.rank_box
-        sx0, sy0, sx1, sy1 = g.suit_box
+        lay = self._layout.get(card.code)
+        if lay is None:
+            return f"{card.code} was not learned"
+        lo, hi = lay
+        rx0, ry0, rx1, ry1 = f.rank_box
+        sx0, sy0, sx1, sy1 = f.suit_box
         rh = ry1 - ry0
-        scale = rh / rank_h
-        if not SCALE_RANGE[0] <= scale <= SCALE_RANGE[1]:
+        scale = rh / float(np.mean(lay[:, 0]))
+        if not 0.8 <= scale <= 1.25:
             return f"index of the wrong size for {card.code} (scale {scale:.2f})"
-        ratio = (sy1 - sy0) / rh
-        if not 0.85 * ratio_lo <= ratio <= 1.15 * ratio_hi:
-            return "suit of the wrong size for the rank"
-        # a rank or suit cut by the edge of the view is narrower than learned
-        if not 0.85 * ra_lo <= (rx1 - rx0) / rh <= 1.15 * ra_hi:
-            return f"rank of the wrong width for {card.code} (cut by the edge of the view?)"
-        if not 0.85 * sa_lo <= (sx1 - sx0) / (sy1 - sy0) <= 1.15 * sa_hi:
-            return f"suit of the wrong width for {card.code}"
-        dy = ((sy0 + sy1) - (ry0 + ry1)) / 2 / rh
-        dx = ((sx0 + sx1) - (rx0 + rx1)) / 2 / rh
-        if math.hypot(dx - ldx, dy - ldy) > 0.35:
-            return "suit not where the index layout puts it"
+        got = [(rx1 - rx0) / rh, (sy1 - sy0) / rh, (sx0 + sx1 - rx0 - rx1) / 2 / rh,
+               (sy0 + sy1 - ry0 - ry1) / 2 / rh, (sx1 - sx0) / max(sy1 - sy0, 1)]
+        names = ("rank width", "suit size", "suit place", "suit place", "suit width")
+        for k, (v, name) in enumerate(zip(got, names, strict=True), start=1):
+            a, b = lo[k], hi[k]
+            slack = 0.12 * max(abs(a), abs(b), 0.5)
+            if not a - slack <= v <= b + slack:
+                return f"{name} not as learned for {card.code}"
         return ""
 
 
-
 class _Templates:
-    """The learned variants of each glyph of one kind (ranks or suits), and the match.
+    """The learned views of each glyph of one kind (ranks or suits), and the match.
 
-    Two scores per glyph class, each the best over the class's variants: the plain
-    normalized correlation (is this a glyph of the deck at all?) and the correlation of
-    what remains after taking away the average glyph of the deck (which one is it?):
-    filled shapes such as a spade and a club correlate highly as they are, but what sets
-    them apart does not.
+    Views are grouped by how blurred they are; a frame is compared with one blur group
+    at a time and judged in the group it fits best (a sharp spade is then never weighed
+    against a blurred club, which can look alike). Two scores per class, each the best
+    over the class's views: the plain normalized correlation (is this a glyph of the
+    deck at all?) and the correlation of what remains after taking away the deck's
+    average glyph (which one is it?): filled shapes such as a spade and a club
+    correlate highly as they are, but what sets them apart does not. The best class
+    must be the same by both, above ``*_min_score``, and ahead of the runner-up by
+    ``*_min_margin`` on the second.
     """
 
-    def __init__(self, templates: np.ndarray) -> None:
-        t = np.asarray(templates, np.float32)
-        n, a = t.shape[:2]
-        flat = t.reshape(n, a, -1)
-        mean = flat.mean(axis=0)  # (a, d): the deck's average glyph, per variant
-        res = flat - mean[None]
-        res /= np.maximum(np.linalg.norm(res, axis=2, keepdims=True), 1e-9)
-        self.n, self.a = n, a
-        # one product gives all: g.t (raw), g.res and g.mean; with |g| = 1,
-        # res.(g - mean) / |g - mean| = (g.res - mean.res) / sqrt(1 - 2 g.mean + |mean|^2)
-        self.stack = np.ascontiguousarray(np.concatenate(
-            [flat.reshape(n * a, -1), res.reshape(n * a, -1), mean]))
-        self.mean_res = np.einsum("ad,nad->na", mean, res)  # (n, a)
-        self.mean_sq = (mean * mean).sum(axis=1)  # (a,)
+    def __init__(self, templates: np.ndarray, labels: np.ndarray, n: int) -> None:
+        labels = np.asarray(labels).astype(np.int64)
+        order = np.argsort(labels, kind="stable")
+        t = np.asarray(templates, np.float32)[order]
+        lab = labels[order]
+        self.groups = int(lab.max()) // n + 1
+        cls = lab % n
+        mean = np.mean([t[cls == k].mean(axis=0) for k in range(n)], axis=0)
+        res = t - mean
+        res /= np.maximum(np.linalg.norm(res, axis=1, keepdims=True), 1e-9)
+        self.mean = mean.astype(np.float32)
+        self.raw = np.ascontiguousarray(t)
+        self.res = np.ascontiguousarray(res.astype(np.float32))
+        full = np.arange(self.groups * n)
+        self.present = np.isin(full, lab).reshape(self.groups, n)
+        starts = np.searchsorted(lab, full)
+        self.starts = np.minimum(starts, len(lab) - 1)
+        self.n = n
 
-    def match(self, g: np.ndarray, kind: str, names: Sequence[str], t: dict[str, float]
-              ) -> tuple[int, float] | tuple[int, str]:
-        """(class, raw score) of a clear match, or (depth, why not)."""
-        n, a = self.n, self.a
-        p = self.stack @ g
-        raw = p[:n * a].reshape(n, a).max(axis=1)
-        g_mean = p[2 * n * a:]
-        q_norm = np.sqrt(np.maximum(1.0 - 2.0 * g_mean + self.mean_sq, 1e-12))
-        res = ((p[n * a:2 * n * a].reshape(n, a) - self.mean_res) / q_norm).max(axis=1)
+    def _best(self, scores: np.ndarray) -> np.ndarray:
+        b = np.maximum.reduceat(scores, self.starts).reshape(self.groups, self.n)
+        return np.where(self.present, b, -1.0)
+
+    def match(self, g: np.ndarray, kind: str, names: str | tuple[str, ...],
+              t: dict[str, float]) -> tuple[int, float] | tuple[int, str]:
+        """(class, score) of a clear match, or (depth, why not)."""
+        q = g - self.mean
+        q /= max(float(np.linalg.norm(q)), 1e-9)
+        raw = self._best(self.raw @ g)
+        res = self._best(self.res @ q)
+        grp = int(np.argmax(res.max(axis=1)))
+        raw, res = raw[grp], res[grp]
         order = np.argsort(res)
         c1, c2 = int(order[-1]), int(order[-2])
-        best, margin = float(res[c1]), float(res[c1] - res[c2])
+        b1, b2 = float(res[c1]), float(res[c2])
         if float(raw[c1]) < t[f"{kind}_min_score"] or int(np.argmax(raw)) != c1:
             return (2, f"{kind} unlike any learned glyph (best {names[int(np.argmax(raw))]} "
                        f"{float(raw.max()):.2f})")
-        if best < t[f"{kind}_min_distinct"] or margin < t[f"{kind}_min_margin"]:
-            return (3, f"{kind} unclear ({names[c1]} {best:.2f} vs {names[c2]} "
-                       f"{float(res[c2]):.2f})")
+        if b1 < t[f"{kind}_min_distinct"] or b1 - b2 < t[f"{kind}_min_margin"]:
+            return (3, f"{kind} unclear ({names[c1]} {b1:.2f} vs {names[c2]} {b2:.2f})")
         return (c1, float(raw[c1]))

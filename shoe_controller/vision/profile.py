@@ -7,9 +7,17 @@ One file (a NumPy ``.npz`` archive) holding a JSON header and the template array
   in frame pixels), ``colours`` (card face, ink per suit, cut card, shoe interior),
   ``thresholds`` (score and margin limits of the reader), ``camera`` (ROI, exposure,
   focus, ... as saved by ``shoe-calibrate camera``; free-form JSON values);
-- ``rank_templates``: float32 (13, A, H, W), ranks A..K; ``suit_templates``: float32
-  (4, A, h, w), suits S H D C; ``A`` variants of each glyph (sharp and blurred, see
-  ``index_glyphs.AUGMENTATIONS``). Zero-mean, unit-norm glyph images (ink positive).
+- ``rank_templates``: float32 (N, D): N learned rank glyphs (every card's rank, seen
+  sharp, blurred, smaller, larger and slightly turned, see ``index_learn``), each a
+  flattened ``index_glyphs.RANK_CANVAS`` image, zero-mean and unit-norm (ink positive);
+  ``rank_labels``: int (N,), rank + 13 * blur: the rank 0..12 for A..K and which blur
+  of ``index_learn.BLURS`` the view has;
+- ``suit_templates`` (M, d) and ``suit_labels`` (M,), suit 0..3 for S H D C + 4 * blur,
+  likewise.
+
+Version 2 (this one) stores many views per glyph and the suit colours relative to the
+paper; version 1 profiles (one averaged template per glyph) are refused with a message
+to learn the deck again.
 
 A profile may hold camera settings only (``shoe-calibrate camera`` runs before
 ``learn``); :meth:`Profile.require_deck` says so clearly when a reader needs the deck.
@@ -54,18 +62,19 @@ __all__ = [
 
 FORMAT = "smart-shoe-vision-profile"
 #: Bumped whenever the meaning of a stored field changes; older files are refused.
-PROFILE_VERSION = 1
+PROFILE_VERSION = 2
 
-#: Reader thresholds: a read needs both glyphs above ``min_score`` (normalized
-#: correlation with the learned glyph) and ahead of the runner-up by ``min_margin``
-#: (correlation of what sets the glyph apart from the deck's other glyphs).
+#: Reader thresholds: a read needs both glyphs' best match (normalized correlation
+#: with the nearest learned view) above ``min_score``, and by what sets the glyph apart
+#: from the deck's average glyph, above ``min_distinct`` and ahead of the best view of
+#: any other glyph by ``min_margin``.
 DEFAULT_THRESHOLDS: dict[str, float] = {
     "rank_min_score": 0.75,
-    "rank_min_distinct": 0.40,
-    "rank_min_margin": 0.15,
+    "rank_min_distinct": 0.55,
+    "rank_min_margin": 0.12,
     "suit_min_score": 0.75,
-    "suit_min_distinct": 0.40,
-    "suit_min_margin": 0.10,
+    "suit_min_distinct": 0.55,
+    "suit_min_margin": 0.12,
 }
 
 
@@ -80,6 +89,8 @@ class Profile:
 
     rank_templates: np.ndarray | None = None
     suit_templates: np.ndarray | None = None
+    rank_labels: np.ndarray | None = None
+    suit_labels: np.ndarray | None = None
     geometry: dict[str, Any] = field(default_factory=dict)
     colours: dict[str, Any] = field(default_factory=dict)
     thresholds: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_THRESHOLDS))
@@ -131,6 +142,8 @@ def save_profile(profile: Profile, path: str | os.PathLike[str]) -> None:
     if profile.has_deck:
         arrays["rank_templates"] = np.asarray(profile.rank_templates, np.float32)
         arrays["suit_templates"] = np.asarray(profile.suit_templates, np.float32)
+        arrays["rank_labels"] = np.asarray(profile.rank_labels, np.int16)
+        arrays["suit_labels"] = np.asarray(profile.suit_labels, np.int16)
     buf = io.BytesIO()
     np.savez_compressed(buf, **arrays)  # type: ignore[arg-type]
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -173,33 +186,42 @@ def load_profile(path: str | os.PathLike[str]) -> Profile:
                            if isinstance(meta, dict) else f"{corrupt} (bad header){redo}")
     version = meta.get("version")
     if version != PROFILE_VERSION:
+        old = isinstance(version, int) and version < PROFILE_VERSION
         raise ProfileError(
             f"{path}: profile version {version!r}, this software reads version "
-            f"{PROFILE_VERSION}; learn the deck again with `shoe-calibrate learn`"
+            f"{PROFILE_VERSION}"
+            + (" (the index reader was rebuilt and learns more of the deck)" if old else "")
+            + "; learn the deck again with `shoe-calibrate learn --images DIR --out "
+            f"{path}`"
         )
     ranks = arrays.get("rank_templates")
     suits = arrays.get("suit_templates")
+    rank_labels = arrays.get("rank_labels")
+    suit_labels = arrays.get("suit_labels")
     if meta.get("has_deck"):
-        if ranks is None or suits is None:
+        if ranks is None or suits is None or rank_labels is None or suit_labels is None:
             raise ProfileError(f"{corrupt} (templates missing){redo}")
-        if (ranks.ndim != 4 or ranks.shape[0] != 13 or suits.ndim != 4
-                or suits.shape[0] != 4 or ranks.shape[1] != suits.shape[1]):
-            raise ProfileError(
-                f"{corrupt} (template shapes {ranks.shape} / {suits.shape}, expected 13 ranks "
-                f"and 4 suits){redo}"
-            )
+        for name, t, lab, n in (("rank", ranks, rank_labels, 13), ("suit", suits, suit_labels, 4)):
+            if t.ndim != 2 or lab.shape != (t.shape[0],):
+                raise ProfileError(f"{corrupt} ({name} templates {t.shape} with labels "
+                                   f"{lab.shape}){redo}")
+            if set(np.unique(lab % n).tolist()) != set(range(n)):
+                raise ProfileError(f"{corrupt} ({name} labels do not cover the {n} "
+                                   f"{name}s){redo}")
         if not (np.isfinite(ranks).all() and np.isfinite(suits).all()):
             raise ProfileError(f"{corrupt} (templates hold non-finite values){redo}")
         for key in ("geometry", "colours"):
             if not isinstance(meta.get(key), dict) or not meta[key]:
                 raise ProfileError(f"{corrupt} ({key} missing){redo}")
     else:
-        ranks = suits = None
+        ranks = suits = rank_labels = suit_labels = None
     thresholds = dict(DEFAULT_THRESHOLDS)
     thresholds.update(meta.get("thresholds") or {})
     return Profile(
         rank_templates=ranks,
         suit_templates=suits,
+        rank_labels=rank_labels,
+        suit_labels=suit_labels,
         geometry=dict(meta.get("geometry") or {}),
         colours=dict(meta.get("colours") or {}),
         thresholds=thresholds,
