@@ -1,35 +1,46 @@
-"""Index reader figures: accuracy, rejections, misreads and time per frame.
+"""Index reader figures per card design: accuracy, rejections, misreads, card passes,
+time per frame, learning time and the daemon's memory.
 
-For each of the renderer's two card designs: the calibration frames are written to
-real PNG files and learned (as ``shoe-calibrate learn --images`` does, each design
-from its own deck), then labelled frames are rendered (90% cards, 5% cut cards, 5%
-empty windows) over two ranges and read one by one in this process with
-``cv2.setNumThreads(1)``:
+The designs of ``shoe_controller/sim/render.py`` are split, once and before any figure
+was looked at, into DEVELOPMENT designs (the reader was tuned on them) and VALIDATION
+designs (never tuned on; their figures are printed apart and are the ones that count).
 
-- guided: what a card guided by the shoe shows: within 4 degrees, 0.95-1.05 scale, any
-  position along the dealing axis, realistic blur and light (``render.GUIDED``);
+For each design: its calibration frames are written to real PNG files and learned (as
+``shoe-calibrate learn --images`` does, each design from its own deck), then labelled
+frames are rendered (90% cards, 5% cut cards, 5% empty windows) and read one by one in
+this process with ``cv2.setNumThreads(1)``:
+
+- guided: what a card guided by the shoe shows (``render.GUIDED``): within 4 degrees,
+  0.95-1.05 scale, any position along the dealing axis, realistic blur and light;
 - full: the whole range of DESIGN.md "Camera frames" (``render.FULL``): anywhere in the
   frame, upright or upside down, up to 15 degrees, 0.85-1.15 scale, motion blur up to
-  6 px, defocus, uneven light, colour cast, noise, JPEG down to quality 50.
+  6 px, defocus, uneven light, colour cast, noise, JPEG down to quality 50;
+- passes (rendered): whole card passes in the full range (one pose per pass, the card
+  sliding along the dealing axis, 5-12 frames, ``sim.sources.index_pass``) voted by the
+  real pass tracker (``vision.passes.PassTracker``, presence mode, min_frames 2);
+- passes (resampled): ``--passes`` passes of 5-12 frames drawn from the full-range
+  frames of the pass's card and voted the same way. This treats the frames of a pass as
+  independent (real frames of one pass are alike), so it is the optimistic figure; the
+  rendered passes are the honest one, but fewer.
 
-Targets (issue 3): guided >= 99.9% correct and no misread; full >= 99% correct and at
-most 0.05% misread; at most 2 ms per 640x480 frame (median, one core). Time is the wall
-clock around ``read`` (and, in brackets, the reading thread's CPU time, which other load
-on the machine does not inflate). Frames are rendered in batches by worker processes,
-then read here while the workers wait.
+Time per frame is the reading thread's CPU time (``time.thread_time``; the machine
+is shared, so wall time is printed too). RSS: a fresh process that loads a profile and
+reads frames with the daemon's reader reports its peak resident memory.
 
-    python bench/vision.py                       # 3000 frames per design and range
-    python bench/vision.py --guided 5000 --full 2000 --styles modern
+    nice -n 10 python bench/vision.py                      # all designs
+    python bench/vision.py --guided 300 --full 300 --designs classic four-colour
 """
 
 from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
+import resource
+import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import cv2
@@ -39,16 +50,31 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from calibration.evaluate import verdict
 from calibration.learn import frames_by_label
+from shoe_controller.game.inputs import CardSeen, CutCardSeen
 from shoe_controller.sim import render
-from shoe_controller.vision.index_learn import learn_profile
+from shoe_controller.vision.index_learn import LearnError, learn_profile
 from shoe_controller.vision.index_reader import IndexReader
+from shoe_controller.vision.passes import EMPTY, PassTracker
+from shoe_controller.vision.profile import save_profile
 
+#: Fixed before any figure was looked at: tuned on these ...
+DEVELOPMENT = (
+    "classic", "modern", "dejavu-jumbo", "liberation-serif-border", "narrow-large",
+    "four-colour", "slab-mono", "serif-jumbo-border", "noto-wide-suit",
+    "freeserif-four-corners", "condensed-jumbo-art", "dejavu-condensed-4c-border",
+)
+#: ... and never tuned on these.
+VALIDATION = (
+    "liberation-jumbo-4c", "c059-narrow10-border", "notoserif-wide-pips",
+    "times-jumbo-art-4corner",
+)
 RANGES = {"guided": render.GUIDED, "full": render.FULL}
 TARGETS = {"guided": (0.999, 0.0), "full": (0.99, 0.0005)}  # accuracy >=, misread share <=
+PASS_TARGET = 0.9999
 MS_TARGET = 2.0
-#: Frames are rendered in batches by worker processes, then read here while the workers
-#: wait, so the reading process has its core to itself.
-BATCH = 240
+LEARN_TARGET_S = 60.0
+RSS_TARGET_MB = 150.0
+BATCH = 120
 
 
 def _render(job: tuple[str, str, str, int]) -> tuple[str, str | None, np.ndarray]:
@@ -58,95 +84,287 @@ def _render(job: tuple[str, str, str, int]) -> tuple[str, str | None, np.ndarray
     return label, truth.orientation, frame
 
 
-def bench(style: str, rng_name: str, n: int, seed: int, pool: mp.pool.Pool,
-          reader: IndexReader) -> dict[str, float]:
+def _render_pass(job: tuple[str, str, int]) -> tuple[str, list[np.ndarray]]:
+    from shoe_controller.sim.sources import index_pass
+
+    label, style, seed = job
+    cv2.setNumThreads(1)
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5, 13))
+    return label, list(index_pass(label, rng, n, style=style, degradation=render.FULL))
+
+
+def _timed(reader: IndexReader, frame: np.ndarray, cpu: list[float], wall: list[float]
+           ) -> object:
+    t0, c0 = time.perf_counter(), time.thread_time()
+    read = reader.read(frame)
+    c1, t1 = time.thread_time(), time.perf_counter()
+    cpu.append((c1 - c0) * 1e3)
+    wall.append((t1 - t0) * 1e3)
+    return read
+
+
+def bench_frames(style: str, rng_name: str, n: int, seed: int, pool: mp.pool.Pool,
+                 reader: IndexReader, cpu: list[float], wall: list[float],
+                 per_card: dict[str, Counter[str]], by_card: dict[str, list[str]]
+                 ) -> dict[str, object]:
     labels = render.evaluation_labels(n, seed)
     jobs = [(label, style, rng_name, seed * 1_000_003 + i) for i, label in enumerate(labels)]
     correct = rejected = misread = orient_wrong = 0
-    wall, cpu = [], []
     examples: list[str] = []
     reasons: Counter[str] = Counter()
     rendered = (item for start in range(0, len(jobs), BATCH)
                 for item in pool.map(_render, jobs[start:start + BATCH], chunksize=8))
     for label, orientation, frame in rendered:
-        t0, c0 = time.perf_counter(), time.thread_time()
-        read = reader.read(frame)
-        c1, t1 = time.thread_time(), time.perf_counter()
-        wall.append((t1 - t0) * 1e3)
-        cpu.append((c1 - c0) * 1e3)
-        got = verdict(read)
+        read = _timed(reader, frame, cpu, wall)
+        got = verdict(read)  # type: ignore[arg-type]
+        by_card[label].append(got)
         if got == label:
             correct += 1
-            if read.kind == "card" and read.orientation != orientation:
+            if read.kind == "card" and read.orientation != orientation:  # type: ignore[attr-defined]
                 orient_wrong += 1
         elif got == "REJECT":
             rejected += 1
-            reasons[f"{label}: {read.reason}"] += 1
+            per_card[label][f"{rng_name} rejected"] += 1
+            reasons[read.reason.split(" (")[0]] += 1  # type: ignore[attr-defined]
         else:
             misread += 1
+            per_card[label][f"{rng_name} misread"] += 1
             if len(examples) < 5:
                 examples.append(f"{label} read as {got}")
-    return {
-        "frames": n, "correct": correct, "rejected": rejected, "misread": misread,
-        "orientation_wrong": orient_wrong, "accuracy": correct / n,
-        "ms_median": float(np.median(wall)), "ms_p99": float(np.percentile(wall, 99)),
-        "cpu_median": float(np.median(cpu)), "cpu_p99": float(np.percentile(cpu, 99)),
-        "examples": examples,  # type: ignore[dict-item]
-        "reasons": reasons,  # type: ignore[dict-item]
-    }
+    return {"frames": n, "correct": correct, "rejected": rejected, "misread": misread,
+            "orientation_wrong": orient_wrong, "accuracy": correct / n,
+            "examples": examples, "reasons": reasons}
 
 
-def learn_style(style: str, workdir: Path) -> IndexReader:
+def _vote(reads: list[object]) -> object:
+    tracker = PassTracker(min_frames=2, gap_frames=2, sensor=False)
+    out: list[object] = []
+    t = 0.0
+    for r in [*reads, EMPTY, EMPTY]:
+        out += tracker.frame(t, r)  # type: ignore[arg-type]
+        t += 1 / 60
+    return out[0] if len(out) == 1 else None
+
+
+def _pass_verdict(label: str, result: object) -> str:
+    if isinstance(result, CardSeen):
+        return "right" if result.card.code == label else "wrong"
+    if isinstance(result, CutCardSeen):
+        return "right" if label == "CUT" else "wrong"
+    return "unreadable"
+
+
+def bench_passes(style: str, n: int, seed: int, pool: mp.pool.Pool, reader: IndexReader,
+                 cpu: list[float], wall: list[float], per_card: dict[str, Counter[str]]
+                 ) -> Counter[str]:
+    rng = np.random.default_rng(seed)
+    codes = [*render.CARD_CODES, "CUT"]
+    jobs = [(codes[int(rng.integers(len(codes)))], style, seed * 7919 + i) for i in range(n)]
+    tally: Counter[str] = Counter()
+    for start in range(0, len(jobs), 24):
+        for label, frames in pool.map(_render_pass, jobs[start:start + 24], chunksize=2):
+            got = _pass_verdict(label, _vote([_timed(reader, f, cpu, wall) for f in frames]))
+            tally[got] += 1
+            if got != "right":
+                per_card[label][f"pass {got}"] += 1
+    return tally
+
+
+def resampled_passes(by_card: dict[str, list[str]], n: int, seed: int) -> Counter[str]:
+    """Passes of 5-12 frames drawn from the full-range frame verdicts of their card."""
+    from shoe_controller.game.cards import parse_card
+    from shoe_controller.vision.reads import FrameRead
+
+    rng = np.random.default_rng(seed)
+    codes = [c for c in by_card if c != "NONE" and by_card[c]]
+    tally: Counter[str] = Counter()
+
+    def as_read(v: str) -> FrameRead:
+        if v == "REJECT":
+            return FrameRead.rejected("x")
+        if v == "CUT":
+            return FrameRead.cut(1.0)
+        if v == "NONE":
+            return EMPTY
+        return FrameRead.of_card(parse_card(v), "up", 0.9)
+
+    for _ in range(n):
+        label = codes[int(rng.integers(len(codes)))]
+        pool = by_card[label]
+        k = int(rng.integers(5, 13))
+        reads = [as_read(pool[int(rng.integers(len(pool)))]) for _ in range(k)]
+        tally[_pass_verdict(label, _vote(reads))] += 1  # type: ignore[arg-type]
+    return tally
+
+
+def learn_style(style: str, workdir: Path) -> tuple[IndexReader | None, float, str, Path]:
     """Write the design's calibration frames as PNG files and learn them, as a casino
-    learns its own deck."""
+    learns its own deck; (reader or None, seconds, failure, profile path)."""
     folder = workdir / f"calibration-{style}"
     render.write_calibration_set(folder, style)
-    return IndexReader(learn_profile(frames_by_label(folder), source=str(folder)))
+    path = workdir / f"{style}.profile.npz"
+    c0 = time.process_time()
+    try:
+        profile = learn_profile(frames_by_label(folder), source=str(folder))
+    except LearnError as e:
+        return None, time.process_time() - c0, str(e), path
+    took = time.process_time() - c0
+    save_profile(profile, path)
+    return IndexReader(profile), took, "", path
+
+
+_RSS_SCRIPT = """
+import sys, cv2
+cv2.setNumThreads(1)
+from shoe_controller.vision.config import VisionConfig
+from shoe_controller.vision.reader import build_reader
+from shoe_controller.vision.sources import FolderSource
+reader = build_reader(VisionConfig(profile=sys.argv[1]))
+with FolderSource(sys.argv[2], fps=0) as src:
+    for _t, f in src:
+        reader.read(f)
+# VmHWM: the peak of this program's own memory (ru_maxrss would count the forking
+# parent's pages too)
+hwm = [ln for ln in open("/proc/self/status") if ln.startswith("VmHWM")][0]
+print(int(hwm.split()[1]) / 1024)
+"""
+
+
+def daemon_rss(profile: Path, style: str, workdir: Path) -> float:
+    """Peak RSS (MB) of a fresh process reading 100 frames with the daemon's reader."""
+    folder = workdir / f"rss-{style}"
+    folder.mkdir(exist_ok=True)
+    for i, label in enumerate(render.evaluation_labels(100, 3)):
+        cv2.imwrite(str(folder / f"{i:04d}.png"), render.render_frame(label, style,
+                                                                   render.FULL, i)[0])
+    out = subprocess.run([sys.executable, "-c", _RSS_SCRIPT, str(profile), str(folder)],
+                         capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parent.parent)
+    return float(out.stdout.split()[-1])
+
+
+class _InProcess:
+    """A pool of no processes: ``map`` renders here (for a busy machine)."""
+
+    def __enter__(self) -> _InProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def map(self, fn: object, jobs: list[object], chunksize: int = 1) -> list[object]:
+        return [fn(j) for j in jobs]  # type: ignore[operator]
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--guided", type=int, default=3000, help="frames per design, guided range")
-    p.add_argument("--full", type=int, default=3000, help="frames per design, full range")
-    p.add_argument("--styles", nargs="+", default=list(render.STYLES), choices=render.STYLES)
+    p.add_argument("--guided", type=int, default=1500, help="frames per design, guided range")
+    p.add_argument("--full", type=int, default=1500, help="frames per design, full range")
+    p.add_argument("--rendered-passes", type=int, default=150,
+                   help="rendered card passes per design (full range)")
+    p.add_argument("--passes", type=int, default=20000,
+                   help="resampled card passes per design (full range)")
+    p.add_argument("--designs", nargs="+", default=[*DEVELOPMENT, *VALIDATION],
+                   choices=render.STYLES)
     p.add_argument("--seed", type=int, default=20240)
     p.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
-    p.add_argument("--workers", type=int, default=max(1, min(4, mp.cpu_count())),
-                   help="rendering processes")
+    p.add_argument("--workers", type=int, default=1,
+                   help="rendering processes (0: render in this process)")
     args = p.parse_args(argv)
     cv2.setNumThreads(1)
-    print("index reader: 640x480 BGR frames, cv2.setNumThreads(1), read in one process;")
-    print("labels: 90% cards (52 codes), 5% CUT, 5% NONE; misread = any wrong verdict "
-          "that is not a rejection")
-    header = (f"{'design':8} {'range':6} {'frames':>6} {'correct':>7} {'rejected':>8} "
-              f"{'misread':>7} {'accuracy':>9} {'ms median':>9} {'ms p99':>7} "
-              f"{'(cpu med/p99)':>14} {'orient':>6}  target")
-    print(header)
+    print("index reader: 640x480 BGR frames, cv2.setNumThreads(1), read in one process; "
+          "labels: 90% cards (52 codes), 5% CUT, 5% NONE;")
+    print("misread = any wrong verdict that is not a rejection; ms = CPU ms of the reading "
+          "thread (wall ms in brackets)")
     ok = True
+    results: dict[str, list[str]] = {"development": [], "validation": []}
+    per_card_all: dict[str, dict[str, Counter[str]]] = {}
+    rss = None
     ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-    with tempfile.TemporaryDirectory() as tmp, ctx.Pool(args.workers) as pool:
-        for style in args.styles:
-            reader = learn_style(style, Path(tmp))
+    with tempfile.TemporaryDirectory() as tmp, (
+            ctx.Pool(args.workers) if args.workers > 0 else _InProcess()) as pool:
+        for style in args.designs:
+            group = "validation" if style in VALIDATION else "development"
+            reader, learn_s, failure, prof = learn_style(style, Path(tmp))
+            if reader is None:
+                ok = False
+                line = f"{style:28} LEARNING FAILED ({learn_s:.1f} s): {failure[:300]}"
+                results[group].append(line)
+                print(f"[{group}] {line}", flush=True)
+                continue
+            if rss is None:
+                rss = daemon_rss(prof, style, Path(tmp))
+            cpu: list[float] = []
+            wall: list[float] = []
+            per_card: dict[str, Counter[str]] = defaultdict(Counter)
+            by_card: dict[str, list[str]] = defaultdict(list)
+            parts = []
+            met = learn_s <= LEARN_TARGET_S
             for rng_name, n in (("guided", args.guided), ("full", args.full)):
                 if n <= 0:
                     continue
-                r = bench(style, rng_name, n, args.seed, pool, reader)
+                r = bench_frames(style, rng_name, n, args.seed, pool, reader, cpu, wall,
+                                 per_card, by_card if rng_name == "full" else defaultdict(list))
                 min_acc, max_mis = TARGETS[rng_name]
-                met = (r["accuracy"] >= min_acc and r["misread"] <= max_mis * n
-                       and r["ms_median"] <= MS_TARGET)
-                ok &= met
-                print(f"{style:8} {rng_name:6} {r['frames']:>6} {r['correct']:>7} "
-                      f"{r['rejected']:>8} {r['misread']:>7} {100 * r['accuracy']:>8.2f}% "
-                      f"{r['ms_median']:>9.2f} {r['ms_p99']:>7.2f} "
-                      f"{'({:.2f}/{:.2f})'.format(r['cpu_median'], r['cpu_p99']):>14} "
-                      f"{r['orientation_wrong']:>6}  {'met' if met else 'MISSED'}",
-                      flush=True)
+                m = r["accuracy"] >= min_acc and r["misread"] <= max_mis * n  # type: ignore[operator]
+                met &= m
+                parts.append(f"{rng_name} {100 * r['accuracy']:6.2f}% rej {r['rejected']:>3} "  # type: ignore[operator]
+                             f"mis {r['misread']:>2}{'' if m else '!'}")
                 for e in r["examples"]:  # type: ignore[attr-defined]
-                    print(f"    misread: {e}")
-                for why, count in r["reasons"].most_common(5):  # type: ignore[attr-defined]
-                    print(f"    rejected {count}x  {why}")
+                    parts.append(f"\n    {rng_name} misread: {e}")
+                top = ", ".join(f"{w} x{c}" for w, c in r["reasons"].most_common(3))  # type: ignore[attr-defined]
+                if top:
+                    parts.append(f"\n    {rng_name} rejected: {top}")
+            if args.rendered_passes > 0:
+                t = bench_passes(style, args.rendered_passes, args.seed, pool, reader, cpu,
+                                 wall, per_card)
+                n = sum(t.values())
+                m = t["wrong"] == 0 and t["right"] >= PASS_TARGET * n
+                met &= m
+                parts.append(f"\n    rendered passes {t['right']}/{n} right, "
+                             f"{t['unreadable']} unreadable, {t['wrong']} wrong"
+                             f"{'' if m else '!'}")
+            if args.passes > 0 and by_card:
+                t = resampled_passes(by_card, args.passes, args.seed)
+                n = sum(t.values())
+                m = t["wrong"] == 0 and t["right"] >= PASS_TARGET * n
+                met &= m
+                parts.append(f"; resampled passes {100 * t['right'] / n:.3f}% right "
+                             f"({t['unreadable']} unreadable, {t['wrong']} wrong of {n})"
+                             f"{'' if m else '!'}")
+            med, p99 = float(np.median(cpu)), float(np.percentile(cpu, 99))
+            met &= med <= MS_TARGET
+            ok &= met
+            line = (f"{style:28} learn {learn_s:4.1f} s | " + " | ".join(
+                x for x in parts if not x.startswith("\n") and not x.startswith(";"))
+                + f" | ms {med:.2f} p99 {p99:.2f} ({float(np.median(wall)):.2f}/"
+                f"{float(np.percentile(wall, 99)):.2f}) | {'met' if met else 'MISSED'}"
+                + "".join(x for x in parts if x.startswith("\n") or x.startswith(";")))
+            results[group].append(line)
+            per_card_all[style] = per_card
+            print(f"[{group}] {line}", flush=True)
+    for group in ("development", "validation"):
+        kind = "tuned on" if group == "development" else "never tuned on"
+        print(f"\n== {group} designs ({kind})")
+        for line in results[group]:
+            print(line)
+    print("\n== per card: rejections and misreads (cards with none are not listed)")
+    for style, per_card in per_card_all.items():
+        rows = sorted(per_card.items(), key=lambda kv: -sum(kv[1].values()))
+        if not rows:
+            continue
+        print(f"{style}: " + "; ".join(
+            f"{code} " + ", ".join(f"{k} {v}" for k, v in sorted(c.items()))
+            for code, c in rows[:12]) + (" ..." if len(rows) > 12 else ""))
+    if rss is not None:
+        print(f"\npeak RSS of a process reading frames with the daemon's reader: {rss:.0f} MB "
+              f"(target < {RSS_TARGET_MB:.0f} MB); this bench: "
+              f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+        ok &= rss < RSS_TARGET_MB
     print("targets: guided >= 99.90% and no misread; full >= 99.00% and <= 0.05% misread; "
-          f"median <= {MS_TARGET} ms; orient = correct cards with the wrong orientation")
+          f"passes >= 99.99% right and none wrong; median <= {MS_TARGET} ms CPU; learning "
+          f"<= {LEARN_TARGET_S:.0f} s; '!' marks a missed target")
     return 0 if ok or not args.strict else 1
 
 

@@ -14,8 +14,11 @@ Also printed: accuracy (correct / frames) and the time of one read in millisecon
 (wall clock, image decoding excluded), median and 99th percentile. ``--json`` prints one
 object with the keys ``frames``, ``correct``, ``rejected``, ``misread``, ``accuracy``,
 ``ms_per_frame_median``, ``ms_per_frame_p99`` and ``misreads`` (the first few, with
-file name, label and what was read). Exit status 0 when the evaluation ran (whatever
-the figures), 1 with ``--max-misread`` exceeded, 2 on a usage error (profile, folder or
+file name, label and what was read) and ``per_card`` (label -> frames, rejected,
+misread). A table of the labels with rejections or misreads shows a weak card at
+once; on a terminal a progress bar shows how far the evaluation is. Exit status 0 when
+the evaluation ran and met the limits given, 1 with more than ``--max-misread`` frames
+misread or an accuracy below ``--min-accuracy``, 2 on a usage error (profile, folder or
 labels file missing or malformed).
 """
 
@@ -51,8 +54,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--max-misread", type=int, metavar="N",
                         help="exit 1 when more than N frames are misread")
+    parser.add_argument("--min-accuracy", type=_fraction, metavar="P",
+                        help="exit 1 when the share of frames read correctly is below P "
+                             "(0-1, e.g. 0.99; 99%% also works)")
     parser.add_argument("--show", type=int, default=10, metavar="N",
                         help="list the first N misread and rejected frames (10)")
+
+
+def _fraction(text: str) -> float:
+    """``0.99`` or ``99%`` -> 0.99.
+
+    >>> _fraction("99.5%"), _fraction("0.9")
+    (0.995, 0.9)
+    """
+    t = text.strip()
+    try:
+        v = float(t[:-1]) / 100 if t.endswith("%") else float(t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a share such as 0.99 or 99%, got {text!r}"
+                                         ) from None
+    if not 0.0 <= v <= 1.0:
+        raise argparse.ArgumentTypeError(f"accuracy {text!r} is not between 0 and 1 (0-100%)")
+    return v
 
 
 def read_labels(path: Path) -> list[tuple[str, str]]:
@@ -99,19 +122,25 @@ class Evaluation:
     times_ms: list[float] = field(default_factory=list)
     misreads: list[dict[str, str]] = field(default_factory=list)
     rejections: list[dict[str, str]] = field(default_factory=list)
+    #: label -> [frames, rejected, misread]
+    per_card: dict[str, list[int]] = field(default_factory=dict)
 
     def add(self, name: str, label: str, read: FrameRead, ms: float, keep: int = 10) -> None:
         got = verdict(read)
         self.frames += 1
         self.times_ms.append(ms)
+        card = self.per_card.setdefault(label, [0, 0, 0])
+        card[0] += 1
         if got == label:
             self.correct += 1
         elif got == "REJECT":
             self.rejected += 1
+            card[1] += 1
             if len(self.rejections) < keep:
                 self.rejections.append({"filename": name, "label": label, "reason": read.reason})
         else:
             self.misread += 1
+            card[2] += 1
             if len(self.misreads) < keep:
                 self.misreads.append({"filename": name, "label": label, "read": got})
 
@@ -126,16 +155,27 @@ class Evaluation:
             "ms_per_frame_median": float(np.median(t)),
             "ms_per_frame_p99": float(np.percentile(t, 99)),
             "misreads": self.misreads,
+            "per_card": {k: {"frames": v[0], "rejected": v[1], "misread": v[2]}
+                         for k, v in sorted(self.per_card.items())},
         }
 
+    def weak_cards(self) -> list[tuple[str, int, int, int]]:
+        """(label, frames, rejected, misread) of the labels with any, worst first."""
+        rows = [(k, *v) for k, v in self.per_card.items() if v[1] or v[2]]
+        return sorted(rows, key=lambda r: (-r[3], -r[2], r[0]))  # type: ignore[return-value]
 
-def evaluate(reader: Any, frames: Any, keep: int = 10) -> Evaluation:
-    """Read ``(name, label, frame)`` triples with ``reader`` (anything with ``read``)."""
+
+def evaluate(reader: Any, frames: Any, keep: int = 10,
+             progress: Any = None) -> Evaluation:
+    """Read ``(name, label, frame)`` triples with ``reader`` (anything with ``read``);
+    ``progress()`` is called after each frame."""
     ev = Evaluation()
     for name, label, frame in frames:
         t0 = time.perf_counter()
         read = reader.read(frame)
         ev.add(name, label, read, (time.perf_counter() - t0) * 1e3, keep)
+        if progress is not None:
+            progress()
     return ev
 
 
@@ -163,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
         if not args.images.is_dir():
             raise LabelsError(f"{args.images}: no such folder")
         rows = read_labels(args.labels)
-        ev = evaluate(reader, _frames(args.images, rows), keep=args.show)
+        ev = _evaluate_with_progress(reader, args, rows)
     except (ProfileError, LabelsError) as e:
         print(f"evaluate: {e}", file=sys.stderr)
         return 2
@@ -182,6 +222,33 @@ def run(args: argparse.Namespace) -> int:
             print(f"MISREAD  {m['filename']}: {m['label']} read as {m['read']}")
         for r in ev.rejections:
             print(f"rejected {r['filename']}: {r['label']} ({r['reason']})")
+        weak = ev.weak_cards()
+        if weak:
+            print("per card (labels with rejections or misreads, worst first):")
+            print(f"  {'label':6} {'frames':>6} {'rejected':>8} {'misread':>7}")
+            for label, n, rej, mis in weak:
+                print(f"  {label:6} {n:>6} {rej:>8} {mis:>7}")
+    status = 0
     if args.max_misread is not None and out["misread"] > args.max_misread:
-        return 1
-    return 0
+        print(f"evaluate: {out['misread']} frames misread, more than --max-misread "
+              f"{args.max_misread}", file=sys.stderr)
+        status = 1
+    if args.min_accuracy is not None and out["accuracy"] < args.min_accuracy:
+        print(f"evaluate: accuracy {100 * out['accuracy']:.2f}% is below --min-accuracy "
+              f"{100 * args.min_accuracy:.2f}%", file=sys.stderr)
+        status = 1
+    return status
+
+
+def _evaluate_with_progress(reader: Any, args: argparse.Namespace,
+                            rows: list[tuple[str, str]]) -> Evaluation:
+    """:func:`evaluate`, with a progress bar when stderr is a terminal."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    console = Console(stderr=True)
+    with Progress(BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=console,
+                  disable=not console.is_terminal, transient=True) as bar:
+        task = bar.add_task("frames", total=len(rows))
+        return evaluate(reader, _frames(args.images, rows), keep=args.show,
+                        progress=lambda: bar.advance(task))

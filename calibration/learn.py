@@ -14,9 +14,13 @@ Two ways in:
   the walk is.
 
 Either way the learned profile is read back on every calibration frame before it is
-written: a deck that does not read back perfectly is not saved. Camera settings already
-in ``--out`` (from ``shoe-calibrate camera``) are kept. Exit status 0 when the profile
-was written, 1 when the deck could not be learned, 2 on a usage error.
+written: a deck that does not read back perfectly is not saved. Every card that cannot
+be learned is named with what was seen and what to do, and a picture of its frame with
+what was found drawn on it (the corners searched, the ink parts, the rank and suit) is
+written to ``--report DIR`` (default: ``<out>-learn-failures/`` beside the profile).
+Camera settings already in ``--out`` (from ``shoe-calibrate camera``) are kept. Exit
+status 0 when the profile was written, 1 when the deck could not be learned, 2 on a
+usage error.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from shoe_controller.game.cards import ALL_CARDS, CardParseError, parse_card
 from shoe_controller.vision.index_learn import (
     DeckLearner,
     LearnError,
+    annotate,
     card_regions,
     template_separation,
 )
@@ -71,6 +76,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
              "(default: from the card's width, or 112,160 when the card is cut off)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--report", type=Path, metavar="DIR",
+                        help="where to write annotated pictures of cards that could not be "
+                             "learned (default: <out>-learn-failures/ beside the profile)")
     add_source_arguments(parser)
 
 
@@ -182,11 +190,14 @@ def walk_deck(
             if regions[0].area > current.score:
                 current.best, current.score = frame, regions[0].area
             continue
-        got = learner.glyphs_of(frame)
-        if isinstance(got, str):
-            current.why = current.why or got
-        elif got[0].contrast > current.score:
-            current.best, current.score = frame, got[0].contrast
+        got = learner.glyphs_of(frame, order[k])
+        if not isinstance(got, tuple):
+            current.why = current.why or got.saw
+        else:
+            ink = got[1]
+            contrast = ink.paper - ink.threshold
+            if contrast > current.score:
+                current.best, current.score = frame, contrast
     if current is not None and k < len(order):
         finish(current)
     return list(order[k:])
@@ -235,6 +246,7 @@ def _live_frames(args: argparse.Namespace) -> tuple[Iterable[np.ndarray], object
 
 
 def run(args: argparse.Namespace) -> int:
+    learner: DeckLearner | None = None
     try:
         camera = _existing_camera(args.out)
         learner = DeckLearner(learn_box=args.index_box)
@@ -251,12 +263,34 @@ def run(args: argparse.Namespace) -> int:
         save_profile(profile, args.out)
     except LearnError as e:
         print(f"learn: {e}", file=sys.stderr)
+        _report(e, learner, args)
         return 1
     except (ProfileError, OSError) as e:
         print(f"learn: {e}", file=sys.stderr)
         return 1
     print(_summary(profile, args.out, source))
     return 0
+
+
+def _report(error: LearnError, learner: DeckLearner | None, args: argparse.Namespace) -> None:
+    """One annotated picture per card that could not be learned, and where it is."""
+    import cv2
+
+    if not error.failures or learner is None:
+        return
+    folder = args.report or args.out.parent / f"{args.out.name.split('.')[0]}-learn-failures"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for failure in error.failures:
+            frame = learner.frames.get(failure.code)
+            if frame is None:
+                continue
+            path = folder / f"{failure.code}.png"
+            cv2.imwrite(str(path), annotate(frame, failure, args.index_box))
+            print(f"learn: {failure.code}: see {path} (corners searched in yellow, ink "
+                  "parts in grey, rank green, suit blue)", file=sys.stderr)
+    except OSError as e:
+        print(f"learn: cannot write the failure pictures to {folder}: {e}", file=sys.stderr)
 
 
 def _run_live(args: argparse.Namespace, learner: DeckLearner) -> list[str]:

@@ -185,3 +185,62 @@ def test_learn_live_over_a_synthetic_shoe(tmp_path: Path,
     learned = load_profile(profile)
     assert learned.has_deck and learned.rank_templates is not None
     assert np.isfinite(learned.rank_templates).all()
+
+
+def test_evaluate_min_accuracy_and_per_card_table(sets: dict[str, Path], tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """--min-accuracy: exit 1 below it, 0 at or above; the per-card table names the
+    cards that were rejected or misread, counted against the labels file."""
+    profile = tmp_path / "p.npz"
+    assert main(["learn", "--images", str(sets["cal"]), "--out", str(profile)]) == 0
+    rows = list(csv.reader(sets["labels"].open()))[1:]
+    # three frames relabelled as another card: exactly those are misread
+    wrong = tmp_path / "three-wrong.csv"
+    moved = {}
+    with wrong.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(("filename", "label"))
+        for name, label in rows:
+            if label in render.CARD_CODES and len(moved) < 3:
+                moved[name] = "KS" if label != "KS" else "QS"
+                label = moved[name]
+            w.writerow((name, label))
+    capsys.readouterr()
+    base = ["evaluate", "--profile", str(profile), "--images", str(sets["eval"]),
+            "--labels", str(wrong)]
+    assert main([*base, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["misread"] >= 3 and result["per_card"]["KS"]["misread"] >= 3
+    assert sum(c["frames"] for c in result["per_card"].values()) == 60
+    accuracy = result["accuracy"]
+    assert main([*base, "--min-accuracy", f"{accuracy + 0.01:.4f}"]) == 1
+    err = capsys.readouterr()
+    assert "below --min-accuracy" in err.err
+    assert "per card" in err.out and "KS" in err.out
+    assert main([*base, "--min-accuracy", f"{100 * accuracy - 1:.2f}%"]) == 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as e:
+        main([*base, "--min-accuracy", "1.5"])
+    assert e.value.code == 2
+
+
+def test_learn_failure_report_with_a_picture(sets: dict[str, Path], tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """A calibration frame that shows no index: learn exits 1 naming the card, what it
+    saw and what to do, and writes an annotated picture of that frame."""
+    import cv2
+
+    cal = tmp_path / "cal"
+    cal.mkdir()
+    for p in sets["cal"].iterdir():
+        (cal / p.name).write_bytes(p.read_bytes())
+    frame = cv2.imread(str(cal / "7H.png"))
+    frame[:] = (frame * 0 + 20).astype(np.uint8)  # the card missing: an empty window
+    cv2.imwrite(str(cal / "7H.png"), frame)
+    out = tmp_path / "deck.profile.npz"
+    assert main(["learn", "--images", str(cal), "--out", str(out), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert "7H: no card in the frame" in err and "check the light" in err
+    picture = tmp_path / "deck-learn-failures" / "7H.png"
+    assert picture.is_file() and f"see {picture}" in err
+    assert not out.exists()

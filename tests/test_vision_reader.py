@@ -1,10 +1,12 @@
-"""The index reader on rendered frames of both card designs, each learned from its own
-calibration frames; rejections; the calibration profile file."""
+"""The index reader on rendered frames of several card designs (2- and 4-colour, jumbo,
+bordered, court art touching the index), each learned from its own calibration frames;
+rejections (shape and colour disagreeing, an unknown plain card); the profile file."""
 
 from __future__ import annotations
 
 import json
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import cv2
@@ -14,8 +16,8 @@ import pytest
 from shoe_controller.game.cards import parse_card
 from shoe_controller.sim import render
 from shoe_controller.sim.render import CALIBRATION, FULL, GUIDED, Pose
-from shoe_controller.vision.index_learn import DeckLearner, LearnError, learn_profile
-from shoe_controller.vision.index_reader import IndexReader
+from shoe_controller.vision.index_learn import DeckLearner, LearnError, annotate, learn_profile
+from shoe_controller.vision.index_reader import UNKNOWN_PLAIN, IndexReader
 from shoe_controller.vision.profile import (
     PROFILE_VERSION,
     Profile,
@@ -25,7 +27,10 @@ from shoe_controller.vision.profile import (
     update_camera_settings,
 )
 
-STYLES = render.STYLES
+#: classic (2-colour, small index), four-colour (blue diamonds, green clubs), a jumbo
+#: index with court art a few pixels from it, a jumbo serif index inside a printed
+#: border on ivory, a condensed jumbo index with art touching it
+STYLES = ("classic", "four-colour", "dejavu-jumbo", "serif-jumbo-border", "condensed-jumbo-art")
 
 
 def _calibration_frames(style: str) -> dict[str, np.ndarray]:
@@ -99,7 +104,7 @@ def test_sampled_frames_no_misread(style: str, deg: str, readers: dict) -> None:
             correct += 1
             if read.kind == "card":
                 assert read.orientation == truth.orientation
-    assert correct >= 117
+    assert correct >= 115
 
 
 def test_grey_frames_read(readers: dict) -> None:
@@ -109,21 +114,25 @@ def test_grey_frames_read(readers: dict) -> None:
         assert frame.ndim == 2
         read = reader.read(frame)
         assert read.kind == "card" and read.card is parse_card(code)
-    # the cut card is told by its colour: in grey it is rejected, never a card
+    # the cut card is told by its colour: in grey it is a plain card of no learned
+    # colour, rejected as such, never a card and never nothing
     cut, _ = render.render_frame("CUT", "classic", GUIDED, seed=1, grey=True)
-    assert reader.read(cut).kind == "reject"
+    read = reader.read(cut)
+    assert read.kind == "reject" and read.reason.startswith(UNKNOWN_PLAIN)
     empty, _ = render.render_frame("NONE", "classic", GUIDED, seed=1, grey=True)
     assert reader.read(empty).kind == "empty"
 
 
 def test_each_design_needs_its_own_profile(readers: dict) -> None:
     """A deck read with another deck's profile: rejected or right, never a wrong card."""
-    for i, code in enumerate(render.CARD_CODES[::4]):
-        frame, _ = render.render_frame(code, "modern", GUIDED, seed=i)
-        read = readers["classic"].read(frame)
-        assert read.kind in ("reject", "card")
-        if read.kind == "card":
-            assert read.card is parse_card(code)
+    for other, learned in (("modern", "classic"), ("serif-jumbo-border", "dejavu-jumbo"),
+                           ("classic", "four-colour")):
+        for i, code in enumerate(render.CARD_CODES[::4]):
+            frame, _ = render.render_frame(code, other, GUIDED, seed=i)
+            read = readers[learned].read(frame)
+            assert read.kind in ("reject", "card", "cut"), (other, code, read)
+            if read.kind == "card":
+                assert read.card is parse_card(code), (other, learned, code, read)
 
 
 # --------------------------------------------------------------------------- rejections
@@ -184,17 +193,18 @@ def test_a_foreign_glyph_is_rejected(readers: dict) -> None:
 
 
 def test_profile_round_trip(profiles: dict, tmp_path: Path) -> None:
-    p = profiles["modern"].with_camera(roi=[10, 20, 600, 400], exposure=80.5)
+    p = profiles["four-colour"].with_camera(roi=[10, 20, 600, 400], exposure=80.5)
     path = tmp_path / "deck.profile.npz"
     save_profile(p, path)
     q = load_profile(path)
     assert np.array_equal(q.rank_templates, p.rank_templates)
     assert np.array_equal(q.suit_templates, p.suit_templates)
     assert q.geometry == p.geometry and q.colours == p.colours
-    assert q.thresholds == p.thresholds and q.source == "modern"
+    assert np.array_equal(q.rank_labels, p.rank_labels)
+    assert q.thresholds == p.thresholds and q.source == "four-colour"
     assert q.camera == {"roi": [10, 20, 600, 400], "exposure": 80.5}
     assert q.version == PROFILE_VERSION and q.created
-    frame, _ = render.render_frame("JC", "modern", GUIDED, seed=1)
+    frame, _ = render.render_frame("JC", "four-colour", GUIDED, seed=1)
     assert IndexReader(q).read(frame).card is parse_card("JC")
 
 
@@ -235,6 +245,14 @@ def test_bad_profiles_give_clear_errors(profiles: dict, tmp_path: Path) -> None:
     np.savez(newer, **arrays)
     with pytest.raises(ProfileError, match=f"profile version {PROFILE_VERSION + 1}"):
         load_profile(newer)
+    # a profile of the old reader (version 1): refused, saying to learn again
+    meta["version"] = 1
+    arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
+    old = tmp_path / "old.npz"
+    np.savez(old, **arrays)
+    with pytest.raises(ProfileError, match=r"version 1, this software reads version 2 .*rebuilt"
+                                           r".*learn the deck again"):
+        load_profile(old)
     # templates missing
     meta["version"] = PROFILE_VERSION
     arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
@@ -271,10 +289,83 @@ def test_learning_names_the_card_without_an_index() -> None:
         learner.profile()
 
 
-def test_learning_refuses_a_cut_card_like_the_face() -> None:
+def test_a_white_cut_card_is_learned_and_a_printed_one_refused() -> None:
+    """The cut card may be any plain colour, white too: it is told from a face by having
+    no print. A card with print is no cut card."""
     frames = _calibration_frames("classic")
     face = render.draw_cut_face("classic")
     white = render.CardFace(np.full_like(face.image, 238), face.mask, face.index_box)
     frames["CUT"] = _composed([(white, Pose())], deg=CALIBRATION)
-    with pytest.raises(LearnError, match="too close to the card face"):
+    reader = IndexReader(learn_profile(frames))
+    assert reader.read(_composed([(white, Pose((300.0, 200.0), True, 7.0, 1.05))])).kind == "cut"
+    frame, _ = render.render_frame("QH", "classic", FULL, seed=4)
+    assert reader.read(frame).card is parse_card("QH")
+    frames["CUT"] = frames["7D"]
+    with pytest.raises(LearnError, match="CUT: the card shows print"):
         learn_profile(frames)
+
+
+@pytest.mark.parametrize("style", ["classic", "four-colour"])
+def test_an_unknown_plain_card_is_a_fault_not_the_cut_card(style: str, readers: dict) -> None:
+    """A plain card of a colour not learned: reported as an unknown plain card (a
+    rejection naming it), neither the cut card nor nothing."""
+    reader = readers[style]
+    cut = render.design(style).cut_colour
+    other = (40, 160, 40) if cut[1] < 120 or cut[0] > 100 else (170, 60, 150)
+    for seed, pose in enumerate(POSES[:4]):
+        frame = _composed([(render.draw_plain_face(other, style), pose)], seed=seed, deg=FULL)
+        read = reader.read(frame)
+        assert read.kind == "reject" and read.reason.startswith(UNKNOWN_PLAIN), read
+        frame = _composed([(render.draw_cut_face(style), pose)], seed=seed, deg=FULL)
+        assert reader.read(frame).kind == "cut"
+
+
+def test_four_colour_deck_under_a_strong_colour_cast(readers: dict) -> None:
+    """Blue diamonds and green clubs under a colour cast: read by shape, never mistaken
+    for spades (the colour only confirms)."""
+    cast = render.with_range(FULL, colour_cast=0.3)
+    reader = readers["four-colour"]
+    right = 0
+    codes = [c for c in render.CARD_CODES if c[1] in "SDC"]
+    for i, code in enumerate(codes):
+        frame, _ = render.render_frame(code, "four-colour", cast, seed=300 + i)
+        read = reader.read(frame)
+        assert read.kind == "reject" or read.card is parse_card(code), (code, read)
+        right += read.kind == "card"
+    assert right >= len(codes) - 2
+
+
+def test_suit_shape_and_colour_disagreeing_is_rejected(readers: dict) -> None:
+    """A spade printed in the diamonds' blue (and a diamond in the spades' black): the
+    shape says one suit, the learned colour another: rejected, never either card."""
+    d = render.design("four-colour")
+    s_ink, h_ink, d_ink, c_ink = d.inks
+    swapped = replace(d, inks=(d_ink, h_ink, s_ink, c_ink))
+    reader = readers["four-colour"]
+    for i, code in enumerate(("7S", "KS", "3D", "QD")):
+        face = render.draw_face(code, swapped)
+        frame = _composed([(face, POSES[i])], seed=i)
+        read = reader.read(frame)
+        assert read.kind == "reject" and "disagree" in read.reason, (code, read)
+        # the same cards in their own colours read
+        frame = _composed([(render.draw_card_face(code, "four-colour"), POSES[i])], seed=i)
+        assert reader.read(frame).card is parse_card(code)
+
+
+def test_learning_explains_a_card_it_cannot_learn(tmp_path: Path) -> None:
+    """A card whose index is hidden (a label stuck over the corner): learning names the
+    card, says what it saw and what to do, and draws it on the frame."""
+    frames = _calibration_frames("dejavu-jumbo")
+    frame = frames["QC"].copy()
+    region = DeckLearner().glyphs_of(frames["QC"], "QC")
+    assert not isinstance(region, type(None))
+    x, y = (round(v) for v in region[3].top_left)  # type: ignore[index]
+    cv2.rectangle(frame, (x + 4, y + 4), (x + 70, y + 130), (30, 30, 30), -1)
+    frames["QC"] = frame
+    with pytest.raises(LearnError) as err:
+        learn_profile(frames)
+    failures = err.value.failures
+    assert [f.code for f in failures] == ["QC"]
+    assert "QC:" in str(err.value) and "take the frame again" in str(err.value)
+    picture = annotate(frame, failures[0])
+    assert picture.shape == frame.shape and not np.array_equal(picture, frame)

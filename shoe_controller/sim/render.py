@@ -55,6 +55,7 @@ __all__ = [
     "design",
     "draw_card_face",
     "draw_cut_face",
+    "draw_face",
     "draw_plain_face",
     "empty_background",
     "evaluation_labels",
@@ -537,7 +538,12 @@ def draw_card_face(code: str, style: str = "classic") -> CardFace:
     Indices at the top-left and (turned) bottom-right corners (four corners for some
     designs), the design's border, pips or court art, rounded corners.
     """
-    d = design(style)
+    return draw_face(code, design(style))
+
+
+def draw_face(code: str, d: Design) -> CardFace:
+    """The face of card ``code`` in the design ``d`` (e.g. a design changed with
+    ``dataclasses.replace``, such as one printing a suit in another suit's ink)."""
     rank_text = "10" if code[0] == "T" else code[0]
     suit = code[1]
     ink = d.inks["SHDC".index(suit)]

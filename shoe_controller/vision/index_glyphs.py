@@ -436,7 +436,8 @@ class Found:
 def _rank_row(st: np.ndarray, ids: list[int], anchor: int, allowed: set[int] | None = None
               ) -> list[int]:
     """The anchor and the parts beside it that are glyphs of the same rank (the 1 and 0
-    of a 10): the same top and baseline (within an eighth of the height), close by."""
+    of a 10): the same top and baseline (within an eighth of the height), less than half
+    its height apart."""
     ah = float(st[anchor, 3])
     ay0, ay1 = float(st[anchor, 1]), float(st[anchor, 1] + ah)
     x0, x1 = float(st[anchor, 0]), float(st[anchor, 0] + st[anchor, 2])
@@ -450,7 +451,7 @@ def _rank_row(st: np.ndarray, ids: list[int], anchor: int, allowed: set[int] | N
             ty0, ty1 = float(st[i, 1]), float(st[i, 1] + st[i, 3])
             gap = max(st[i, 0] - x1, x0 - (st[i, 0] + st[i, 2]))
             if abs(ty0 - ay0) <= 0.125 * ah and abs(ty1 - ay1) <= 0.125 * ah \
-                    and gap <= 0.35 * ah:
+                    and gap <= 0.5 * ah:
                 row.append(i)
                 x0, x1 = min(x0, float(st[i, 0])), max(x1, float(st[i, 0] + st[i, 2]))
                 changed = True

@@ -225,27 +225,33 @@ class DeckLearner:
         live walk-through: its rank glyph must be most like the same rank of another
         suit (when there is one) and its suit glyph most like the same suit of another
         rank. Returns the problem, or ``""``."""
-        new = self.samples[code]
-        alike = {"rank": 0.85, "suit": 0.85}
         for kind, same_key in (("rank", 0), ("suit", 1)):
-            vec = _vector(new, kind)
-            if vec is None:
+            vecs = {c: _vector(smp, kind) for c, smp in self.samples.items()}
+            if vecs[code] is None:
                 return f"its {kind} could not be cut out"
+            good = {c: v for c, v in vecs.items() if v is not None}
+            kinds = {c[same_key] for c in good}
+            if len(kinds) >= 2:
+                # what sets this glyph apart from the deck's average one (as the reader
+                # does), once there are different glyphs to tell apart
+                mean = np.mean(list(good.values()), axis=0)
+                good = {c: (v - mean) / max(float(np.linalg.norm(v - mean)), 1e-9)
+                        for c, v in good.items()}
             same, other = [], []
-            for c, smp in self.samples.items():
+            for c, v in good.items():
                 if c == code:
                     continue
-                v = _vector(smp, kind)
-                if v is None:
-                    continue
-                corr = float(vec @ v)
+                corr = float(good[code] @ v)
                 (same if c[same_key] == code[same_key] else other).append((corr, c))
             best_other = max(other, default=(-1.0, ""))
-            if same:
-                if max(same)[0] < alike[kind] or max(same)[0] <= best_other[0] + 0.02:
+            if same and other:
+                if max(same)[0] <= best_other[0] + 0.02:
                     return (f"its {kind} looks like the {kind} of {best_other[1]}, not of "
                             f"{max(same)[1]}")
-            elif best_other[0] > 0.985:
+            elif same:
+                if max(same)[0] < 0.8:
+                    return f"its {kind} does not look like the {kind} of {max(same)[1]}"
+            elif best_other[0] > 0.95:
                 return f"its {kind} is the same as the {kind} of {best_other[1]}"
         return ""
 
