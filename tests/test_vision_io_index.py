@@ -35,7 +35,8 @@ STYLE = "classic"
 def profile() -> object:
     labels = [c.code for c in ALL_CARDS] + ["CUT"]
     frames = {
-        label: render.render_frame(label, STYLE, render.CALIBRATION, seed=i)[0]
+        label: render.render_frame(label, STYLE, render.CALIBRATION, seed=i,
+                                   pose=render.Pose())[0]
         for i, label in enumerate(labels)
     }
     return index_learn.learn_profile(frames, source=f"rendered {STYLE} deck")
