@@ -139,7 +139,8 @@ def _learned_profile(style: str) -> Any:
     from shoe_controller.vision.index_learn import learn_profile
 
     t0 = time.monotonic()
-    frames = {label: render.render_frame(label, style, render.CALIBRATION, seed=i)[0]
+    frames = {label: render.render_frame(label, style, render.CALIBRATION, seed=i,
+                                         pose=render.Pose())[0]
               for i, label in enumerate([c.code for c in ALL_CARDS] + ["CUT"])}
     profile = learn_profile(frames, source=f"simulate: rendered {style} deck")
     log.info("learned a %s profile in %.1f s", style, time.monotonic() - t0)
