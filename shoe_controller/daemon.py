@@ -54,7 +54,7 @@ from shoe_controller.game.inputs import Fault, Input, Pause, Resume
 from shoe_controller.game.shoe_link import ShoeLink, resume_refusal
 from shoe_controller.journal import Checkpointer, Journal, JournalError
 from shoe_controller.sdnotify import Notifier
-from shoe_controller.storage import DiskGuard
+from shoe_controller.storage import BALLAST_BYTES, DiskGuard, mb
 
 __all__ = [
     "ConfigRefused",
@@ -462,6 +462,15 @@ class Daemon:
             except Exception as exc:  # an input that cannot open is a fault, not a crash
                 log.error("input %s failed to start: %s", source.name, exc)
                 self.submit(Fault(f"{source.name}_lost", str(exc)), source.name)
+        if self.disk is not None and self.disk.low():
+            # started on a full disk: the ballast (if the journal's opening did not need
+            # it already) makes room for the disk_full fault to be journaled now; play
+            # stays stopped until space is freed
+            self.disk.release_ballast()
+            self._stop_for_disk(f"disk full at start: {self.disk.describe()} on "
+                                f"{self.disk.dir}")
+        elif self.disk is not None:
+            self.disk.keep_ballast()
         self._update_lock()  # resumed into a paused round: the shoe stays locked
         tune_interpreter()
         self.ready_after = self.clock() - self.started_at
@@ -756,6 +765,8 @@ class Daemon:
                 self._after_core(events, entries, defer_projection=True)
             else:
                 self._outputs(events, entries)
+        if self.disk is not None:
+            self.disk.keep_ballast()
         log.warning("disk space is back (%s): %d held event(s) journaled; the round "
                     "stays paused until the supervisor resumes it",
                     self.disk.describe() if self.disk is not None else "writes succeed",
@@ -1035,12 +1046,37 @@ class StartRefused(DaemonError):
     announced, or holding no journal); the message says what and what to do (exit 2)."""
 
 
-def open_daemon_journal(path: str, table_id: str, mqtt: Any, key: Any | None) -> Journal:
+def open_daemon_journal(path: str, table_id: str, mqtt: Any, key: Any | None,
+                        disk: DiskGuard | None = None) -> Journal:
     """The journal the daemon may run on (:func:`shoe_controller.publish.head.
     open_table_journal`): checked against the head file beside it and against the head
     retained on the broker (read first, over a short connection of its own; a broker
     that cannot be reached is logged and the start goes on: the table runs without it).
-    :class:`StartRefused` when it must not start."""
+    :class:`StartRefused` when it must not start.
+
+    A full disk is not a damaged journal: when the journal cannot be opened and ``disk``
+    says the filesystem is full, its ballast is given back and the journal opened again
+    (the daemon then starts with play stopped for the disk); with no ballast to give,
+    the refusal says the disk is full and that the journal must stay where it is."""
+    if disk is None:
+        return _open_daemon_journal(path, table_id, mqtt, key)
+    try:
+        return _open_daemon_journal(path, table_id, mqtt, key)
+    except StartRefused as exc:
+        if not disk.free() < max(disk.reserve, 1 << 20) + disk.ballast:
+            raise
+        if not disk.release_ballast():
+            raise StartRefused(
+                f"journal {path}: cannot be opened: the state filesystem {disk.dir} is full "
+                f"({disk.describe()}). The journal is not damaged: leave it where it is, "
+                "free space on that filesystem, then start again") from None
+        log.error("the state filesystem %s is full (%s): gave back the ballast (%s) so the "
+                  "journal can open; play stays stopped until space is freed (first "
+                  "refusal: %s)", disk.dir, disk.describe(), mb(disk.ballast), exc)
+    return _open_daemon_journal(path, table_id, mqtt, key)
+
+
+def _open_daemon_journal(path: str, table_id: str, mqtt: Any, key: Any | None) -> Journal:
     from shoe_controller.journal import JournalError
     from shoe_controller.keys import trusted_public_keys
     from shoe_controller.publish.head import fetch_retained_head, open_table_journal
@@ -1143,7 +1179,8 @@ def build_daemon(config: Any, state_dir: str, *, cards: str = "camera",
     path = jcfg.resolve(state_dir) if hasattr(jcfg, "resolve") else str(journal_path(state_dir))
     mqtt_config = _section(config, "mqtt", MqttConfig)
     key = load_device_key(mqtt_config, state_dir, unsigned)
-    journal = open_daemon_journal(path, table_id, mqtt_config, key)
+    disk = DiskGuard(path, getattr(jcfg, "reserve_bytes", 0), BALLAST_BYTES)
+    journal = open_daemon_journal(path, table_id, mqtt_config, key, disk)
     try:
         keyring = device_keyring(journal, key, mqtt_config.signing_key_path(state_dir))
     except StartRefused:
@@ -1158,8 +1195,7 @@ def build_daemon(config: Any, state_dir: str, *, cards: str = "camera",
         raise DaemonError(str(exc)) from None
     daemon = Daemon(rules=config.rules, journal=journal, analytics=analytics,
                     publisher=publisher, fingerprints=fingerprints,
-                    disk=DiskGuard(path, getattr(jcfg, "reserve_bytes", 0)),
-                    metrics=_metrics(config))
+                    disk=disk, metrics=_metrics(config))
     try:
         daemon.station = Station(_section(config, "gpio", GpioConfig), daemon.submit)
     except StationError as exc:

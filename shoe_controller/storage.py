@@ -18,11 +18,18 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import sqlite3
 
-__all__ = ["DiskGuard", "is_storage_full", "mb"]
+__all__ = ["BALLAST_BYTES", "BALLAST_FILE", "DiskGuard", "is_storage_full", "mb"]
+
+#: the ballast: space the daemon holds on its own filesystem while there is room, and
+#: gives back when the disk is full at start, so the journal can open (SQLite must create
+#: its -wal and -shm files) and the ``disk_full`` fault reaches the journal at once
+BALLAST_FILE = "disk-ballast"
+BALLAST_BYTES = 4 * 1024 * 1024
 
 
 def mb(n: int) -> str:
@@ -55,11 +62,27 @@ def is_storage_full(exc: BaseException | None) -> bool:
 
 class DiskGuard:
     """Free space of the filesystem holding ``path`` against a reserve of
-    ``reserve_bytes``."""
+    ``reserve_bytes``, and (``ballast_bytes`` > 0) a ballast file of that size in the
+    same folder, kept while there is room for it above the reserve.
 
-    def __init__(self, path: str, reserve_bytes: int) -> None:
+    While the ballast is missing, free space counts as low until there is room for the
+    reserve *and* the ballast, so a disk that was full at start stops play until the
+    ballast can be put back.
+
+    >>> import tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> g = DiskGuard(d, reserve_bytes=0, ballast_bytes=65536)
+    >>> g.keep_ballast(), os.path.getsize(g.ballast_path)
+    (True, 65536)
+    >>> g.release_ballast(), g.release_ballast(), os.path.exists(g.ballast_path)
+    (True, False, False)
+    """
+
+    def __init__(self, path: str, reserve_bytes: int, ballast_bytes: int = 0) -> None:
         self.dir = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
         self.reserve = int(reserve_bytes)
+        self.ballast = int(ballast_bytes)
+        self.ballast_path = os.path.join(self.dir, BALLAST_FILE)
         #: the last figure read by :meth:`free` (bytes), for status and metrics
         self.last_free: int | None = None
 
@@ -72,9 +95,51 @@ class DiskGuard:
         self.last_free = int(st.f_bavail * st.f_frsize)
         return self.last_free
 
+    def has_ballast(self) -> bool:
+        """The ballast file is there, whole."""
+        try:
+            return os.path.getsize(self.ballast_path) >= self.ballast > 0
+        except OSError:
+            return False
+
     def low(self) -> bool:
-        """Free space is below the reserve."""
-        return self.free() < self.reserve
+        """Free space is below the reserve (plus the ballast, while it is missing)."""
+        need = self.reserve
+        if self.ballast and not self.has_ballast():
+            need += self.ballast
+        return self.free() < need
+
+    def keep_ballast(self) -> bool:
+        """Put the ballast back if it is missing and there is room for it above the
+        reserve (allocated for real, not sparse). True when it is there."""
+        if self.ballast <= 0:
+            return False
+        if self.has_ballast():
+            return True
+        if self.free() < self.reserve + self.ballast:
+            return False
+        tmp = self.ballast_path + ".new"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
+            try:
+                os.posix_fallocate(fd, 0, self.ballast)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, self.ballast_path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            return False
+        return True
+
+    def release_ballast(self) -> bool:
+        """Give the ballast's space back to the filesystem. True when there was one."""
+        try:
+            os.unlink(self.ballast_path)
+        except FileNotFoundError:
+            return False
+        return True
 
     def describe(self) -> str:
         """``"1.2 MB free, reserve 50.0 MB"``."""

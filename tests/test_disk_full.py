@@ -223,3 +223,80 @@ os._exit(0)
         conn.close()
         pub.stop(timeout=1)
     assert seqs[-2:] == [2, 3] and sorted(set(seqs)) == seqs  # caught up, nothing twice
+
+
+def test_started_again_while_the_disk_is_still_full(small_fs, tmp_path):
+    """Stopped cleanly and started again before space is freed: the ballast is given
+    back so the journal opens, play stays stopped (draw lock, alarm, a disk_full fault
+    journaled at once), and resumes once space is freed. Without a ballast the refusal
+    says the disk is full and that the journal is not damaged, never "move it aside"."""
+    state, filler = small_fs / "state", small_fs / "filler"
+    cfg = tmp_path / "table.toml"
+    log = tmp_path / "simulate.log"
+    cfg.write_text('[table]\nid = "DISK-2"\n[rules]\nconfirm = "button"\n'
+                   "[journal]\nreserve_mb = 1\n")
+    proc = start(state, cfg, log)
+    try:
+        wait(lambda: count(state) > 100, "100 events", proc=proc)
+        assert (state / "disk-ballast").stat().st_size == 4 * 1024 * 1024
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+        assert proc.returncode == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    before = count(state)  # (a reader too needs room for the -shm file: read it first)
+    fill(filler)
+    proc = start(state, cfg, log)
+    try:
+        wait(lambda: "disk full at start" in log.read_text(), "the stop for the disk",
+             proc=proc)
+        wait(lambda: len(disk_faults(state)) == 1, "the disk_full fault", proc=proc)
+        time.sleep(1.5)
+        later = after(state, before)
+        assert "round_started" not in later and "round_resumed" not in later, later
+        assert proc.poll() is None, "the daemon must never exit for a full disk"
+        filler.unlink()
+        wait(lambda: "round_resumed" in after(state, disk_faults(state)[0]),
+             "the supervisor's resume", proc=proc)
+        wait(lambda: (state / "disk-ballast").exists(), "the ballast put back", proc=proc)
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+        assert proc.returncode == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    evs = events(state)
+    assert [s for s, _, _ in evs] == list(range(1, len(evs) + 1))
+    verify = subprocess.run([sys.executable, "-m", "shoe_controller.cli", "journal", "verify",
+                             str(state / "journal.sqlite3")], capture_output=True, text=True,
+                            cwd=ROOT, timeout=60)
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+def test_a_full_disk_with_no_ballast_is_named_as_such_at_start(small_fs):
+    """With no ballast left to give, the journal that cannot open on a full disk is
+    refused as a full disk ("not damaged: leave it where it is"), never as a damaged
+    journal to be moved aside, which would start the table over."""
+    from types import SimpleNamespace
+
+    from shoe_controller.daemon import StartRefused, open_daemon_journal
+    from shoe_controller.journal import Journal
+    from shoe_controller.storage import BALLAST_BYTES, DiskGuard
+
+    path = small_fs / "journal.sqlite3"
+    with Journal.open(str(path), table_id="T1") as j:
+        j.append([{"type": "shoe_started", "shoe": 1, "decks": 8}])
+    fill(small_fs / "filler")
+    disk = DiskGuard(str(path), 0, BALLAST_BYTES)
+    with pytest.raises(StartRefused) as refused:
+        open_daemon_journal(str(path), "T1", SimpleNamespace(enabled=False), None, disk)
+    msg = str(refused.value)
+    assert "is full" in msg and "The journal is not damaged" in msg
+    assert "move this file aside" not in msg and "\n" not in msg
+    (small_fs / "filler").unlink()
+    with open_daemon_journal(str(path), "T1", SimpleNamespace(enabled=False), None,
+                             disk) as j:
+        assert j.last_seq >= 1

@@ -276,7 +276,7 @@ class Simulation:
         )
         from shoe_controller.dealer.station import Station
         from shoe_controller.publish.publisher import Publisher
-        from shoe_controller.storage import DiskGuard
+        from shoe_controller.storage import BALLAST_BYTES, DiskGuard
 
         opts = self.opts
         for stale in clean_stale_sim_dirs():
@@ -293,7 +293,8 @@ class Simulation:
         jpath = journal_path(state_dir)
         mqtt = c["mqtt"]
         key = self._signing_key(state_dir, mqtt)
-        journal = open_daemon_journal(str(jpath), c["table_id"], mqtt, key)
+        disk = DiskGuard(str(jpath), c["journal"].reserve_bytes, BALLAST_BYTES)
+        journal = open_daemon_journal(str(jpath), c["table_id"], mqtt, key, disk)
         host, port, _tls = mqtt.endpoint()
         if "broker-outage" in opts.inject:
             import msgspec
@@ -312,7 +313,7 @@ class Simulation:
         daemon = Daemon(rules=c["rules"], journal=journal, analytics=c["analytics"],
                         publisher=self.publisher,
                         fingerprints=open_fingerprints(state_dir, c["analytics"]),
-                        disk=DiskGuard(str(jpath), c["journal"].reserve_bytes),
+                        disk=disk,
                         metrics=self._metrics())
         self.daemon = daemon
         station = Station(c["gpio"], daemon.submit)
