@@ -499,6 +499,9 @@ class Daemon:
                           disconnects=int(getattr(link_obj, "disconnects", 0) or 0))
             with contextlib.suppress(Exception):
                 outbox = int(pub.pending())
+        in_play = bool(getattr(st, "round_open", False))
+        if in_play:
+            outbox = self._status_outbox
         disk: dict[str, Any] = {"full": self.disk_full, "held_batches": len(self._held)}
         if self.disk is not None:
             disk.update(free_bytes=self.disk.free(), reserve_bytes=self.disk.reserve)
@@ -511,7 +514,11 @@ class Daemon:
             "shoe": getattr(st, "shoe", None) or None,
             "round": getattr(st, "round", None) or None,
             "round_open": bool(getattr(st, "round_open", False)),
-            "journal": {"path": self.journal.path, "last_seq": self.journal.last_seq},
+            # while a round is open, the seq and backlog it opened with (as the status
+            # line): how far they moved would tell how many cards it has had
+            "journal": {"path": self.journal.path,
+                        "last_seq": self._status_seq if in_play and self._status_seq
+                        is not None else self.journal.last_seq},
             "link": None if link is None else {"up": link.up, "lock": link.lock},
             "broker": broker,
             "outbox": outbox,
@@ -642,17 +649,19 @@ class Daemon:
                         Fault("internal_error", f"{type(exc).__name__} on {what}"))
                 except Exception:
                     log.exception("the game core cannot even record the fault")
-                    events = []
+                    events, state = [], self.core.state
             metrics = self.metrics
+            hold = bool(getattr(state, "round_open", False))
             if metrics is not None:
-                metrics.on_input(inp)
+                metrics.on_input(inp, hold)
             if events:
                 committed = self._commit("core", events)
                 if committed is not None:
                     decided.extend(events)
                     if metrics is not None:  # the card's message is with paho now
                         metrics.on_events(events, self.clock() - item.t_read
-                                          if type(inp).__name__ == "CardSeen" else None)
+                                          if type(inp).__name__ == "CardSeen" else None,
+                                          hold)
                 self.core.state = state
                 if committed is not None:
                     entries = self._after_core(events, committed, defer_projection)
@@ -760,7 +769,7 @@ class Daemon:
             self._held.pop(0)
             written += len(events)
             if self.metrics is not None:
-                self.metrics.on_events(events)
+                self.metrics.on_events(events, hold=self._in_round())
             if kind == "core":
                 self._after_core(events, entries, defer_projection=True)
             else:
@@ -807,7 +816,7 @@ class Daemon:
             if committed is not None:
                 more = committed
                 if self.metrics is not None:
-                    self.metrics.on_events(raised)
+                    self.metrics.on_events(raised, hold=self._in_round())
                 self._outputs(raised, more)
             self._update_lock()
         else:

@@ -3,7 +3,10 @@ by default (``[metrics]``; `simulate --metrics-port`).
 
 Counted as they happen (a dictionary lookup and an add on the core loop's thread):
 journaled events by type, card reads by source and rejections by reason, the card's
-time from the edge's read to its message handed to the broker's socket (a histogram).
+time from the edge's read to its message handed to the broker's socket (a histogram);
+what happens while a round is open is added when the round closes, and the journal's
+seq and the outbox backlog stay as they were when it opened, so the endpoint never
+tells how many cards an unconfirmed round has had (issue 14, as the status line).
 Read when scraped (nothing on the card's path): the outbox backlog, free space and the
 reserve, whether play is stopped for a full disk, the shoe link and its draw lock, the
 broker connection and its disconnects, the journal's last seq.
@@ -83,6 +86,9 @@ class Metrics:
                                  "(journal fsync included)", buckets=LATENCY_BUCKETS,
                                  registry=self.registry)
         self._event_children: dict[str, Any] = {}
+        #: counts of an open round, added when it closes (nothing of an unconfirmed
+        #: round may be read off the endpoint, as off the status line)
+        self._held: list[tuple[Any, tuple[Any, ...]]] = []
         self.registry.register(_Gauges(self))
         self.server: Any = None
         #: (port, address) to serve on when the daemon starts (None: not served)
@@ -90,14 +96,36 @@ class Metrics:
         #: the port served on (once serving)
         self.port: int | None = None
 
-    def on_input(self, inp: Any) -> None:
+    def on_input(self, inp: Any, hold: bool = False) -> None:
+        """Count a card input; ``hold`` (a round is open): only once the round closes,
+        so a scrape never tells how many cards an unconfirmed round has had."""
         got = _reason(inp)
         if got is None:
             return
+        if hold:
+            self._held.append((self.on_input, (inp,)))
+            return
+        self.release()
         what, label = got
         (self.reads if what == "read" else self.rejections).labels(label).inc()
 
-    def on_events(self, events: Sequence[Any], card_latency: float | None = None) -> None:
+    def on_events(self, events: Sequence[Any], card_latency: float | None = None,
+                  hold: bool = False) -> None:
+        """Count journaled events (and a card's latency); ``hold`` as in
+        :meth:`on_input`.
+
+        >>> m = Metrics()
+        >>> m.on_events([{"type": "card_dealt"}], card_latency=0.004, hold=True)
+        >>> 'shoe_events_total{type="card_dealt"}' in m.exposition().decode()
+        False
+        >>> m.on_events([{"type": "result_confirmed"}])
+        >>> 'shoe_events_total{type="card_dealt"} 1.0' in m.exposition().decode()
+        True
+        """
+        if hold:
+            self._held.append((self.on_events, (list(events), card_latency)))
+            return
+        self.release()
         from shoe_controller.dealer.lights import event_type
 
         children = self._event_children
@@ -109,6 +137,12 @@ class Metrics:
             child.inc()
         if card_latency is not None:
             self.latency.observe(card_latency)
+
+    def release(self) -> None:
+        """Count what was held while a round was open (the round has closed)."""
+        held, self._held = self._held, []
+        for fn, args in held:
+            fn(*args)
 
     def exposition(self) -> bytes:
         """The text format a scrape gets."""

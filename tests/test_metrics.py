@@ -67,3 +67,25 @@ def test_metrics_of_a_running_simulate(tmp_path):
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=30)
+
+
+def test_an_open_round_is_never_counted_on_the_endpoint(tmp_path):
+    """Issue 14 (local leaks), as for the status line: while a round is open a scrape
+    shows what it showed when the round opened (no card counts, no seq or backlog that
+    moved with the round's cards); the round's figures appear when it closes."""
+    from shoe_controller.game.cards import parse_card
+    from shoe_controller.game.inputs import CardSeen
+    from shoe_controller.metrics import Metrics
+
+    m = Metrics()
+    m.on_events([{"type": "round_started"}])
+    for _ in range(3):
+        m.on_input(CardSeen(parse_card("QH"), source="scanner"), hold=True)
+        m.on_events([{"type": "card_dealt"}], card_latency=0.003, hold=True)
+    text = m.exposition().decode()
+    assert 'type="card_dealt"' not in text and 'source=' not in text
+    assert "shoe_card_to_publish_seconds_count 0.0" in text
+    m.on_events([{"type": "result_confirmed"}])
+    text = m.exposition().decode()
+    assert 'shoe_events_total{type="card_dealt"} 3.0' in text
+    assert "shoe_card_to_publish_seconds_count 3.0" in text
