@@ -91,6 +91,14 @@ def after(state: Path, seq: int) -> list[str]:
                                 seq)]
 
 
+def assert_journal_verifies(state: Path) -> None:
+    """`shoe-controller journal verify` says the journal is sound (hash chain, schema)."""
+    verify = subprocess.run([sys.executable, "-m", "shoe_controller.cli", "journal", "verify",
+                             str(state / "journal.sqlite3")], capture_output=True, text=True,
+                            cwd=ROOT, timeout=60)
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
 def wait(cond, what: str, timeout: float = 30.0, proc=None) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -176,10 +184,7 @@ def test_disk_full_pauses_with_the_alarm_and_resumes_with_nothing_lost(small_fs,
         deck = [c.code for c in shuffled_shoe(SEED, shoe)]
         assert cards == deck[: len(cards)] and len(cards) > 300, shoe
     assert [s for s, _, _ in evs] == list(range(1, len(evs) + 1))
-    verify = subprocess.run([sys.executable, "-m", "shoe_controller.cli", "journal", "verify",
-                             str(state / "journal.sqlite3")], capture_output=True, text=True,
-                            cwd=ROOT, timeout=60)
-    assert verify.returncode == 0, verify.stdout + verify.stderr
+    assert_journal_verifies(state)
 
 
 def test_a_publisher_starts_on_a_full_disk(small_fs):
@@ -270,10 +275,7 @@ def test_started_again_while_the_disk_is_still_full(small_fs, tmp_path):
             proc.wait()
     evs = events(state)
     assert [s for s, _, _ in evs] == list(range(1, len(evs) + 1))
-    verify = subprocess.run([sys.executable, "-m", "shoe_controller.cli", "journal", "verify",
-                             str(state / "journal.sqlite3")], capture_output=True, text=True,
-                            cwd=ROOT, timeout=60)
-    assert verify.returncode == 0, verify.stdout + verify.stderr
+    assert_journal_verifies(state)
 
 
 def test_a_full_disk_with_no_ballast_is_named_as_such_at_start(small_fs):
