@@ -91,6 +91,20 @@ def after(state: Path, seq: int) -> list[str]:
                                 seq)]
 
 
+def stop_cleanly(proc: subprocess.Popen) -> None:
+    """SIGTERM, as systemd stops the service: the daemon exits 0."""
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=30)
+    assert proc.returncode == 0
+
+
+def reap(proc: subprocess.Popen) -> None:
+    """Kill what a failed test left running."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
 def assert_journal_verifies(state: Path) -> None:
     """`shoe-controller journal verify` says the journal is sound (hash chain, schema)."""
     verify = subprocess.run([sys.executable, "-m", "shoe_controller.cli", "journal", "verify",
@@ -145,13 +159,9 @@ def test_disk_full_pauses_with_the_alarm_and_resumes_with_nothing_lost(small_fs,
         assert "disk space is back" in log.read_text()
         # 2. A clean stop; started again with a reserve.
         wait(lambda: count(state) > n + 20, "play to go on", proc=proc)
-        proc.send_signal(signal.SIGTERM)
-        proc.communicate(timeout=30)
-        assert proc.returncode == 0
+        stop_cleanly(proc)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        reap(proc)
     cfg.write_text(cfg.read_text().replace("reserve_mb = 0", "reserve_mb = 1"))
     before = count(state)
     proc = start(state, cfg, log)
@@ -172,9 +182,7 @@ def test_disk_full_pauses_with_the_alarm_and_resumes_with_nothing_lost(small_fs,
         assert proc.returncode == 0, out
         assert "simulate: done: 2 shoe(s)" in out
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        reap(proc)
     evs = events(state)
     assert [t for _, t, _ in evs].count("shoe_ended") == 2
     # Nothing lost, nothing twice: every card that left each shoe, in the shoe's order.
@@ -244,13 +252,9 @@ def test_started_again_while_the_disk_is_still_full(small_fs, tmp_path):
     try:
         wait(lambda: count(state) > 100, "100 events", proc=proc)
         assert (state / "disk-ballast").stat().st_size == 4 * 1024 * 1024
-        proc.send_signal(signal.SIGTERM)
-        proc.communicate(timeout=30)
-        assert proc.returncode == 0
+        stop_cleanly(proc)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        reap(proc)
     before = count(state)  # (a reader too needs room for the -shm file: read it first)
     fill(filler)
     proc = start(state, cfg, log)
@@ -266,13 +270,9 @@ def test_started_again_while_the_disk_is_still_full(small_fs, tmp_path):
         wait(lambda: "round_resumed" in after(state, disk_faults(state)[0]),
              "the supervisor's resume", proc=proc)
         wait(lambda: (state / "disk-ballast").exists(), "the ballast put back", proc=proc)
-        proc.send_signal(signal.SIGTERM)
-        proc.communicate(timeout=30)
-        assert proc.returncode == 0
+        stop_cleanly(proc)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        reap(proc)
     evs = events(state)
     assert [s for s, _, _ in evs] == list(range(1, len(evs) + 1))
     assert_journal_verifies(state)
