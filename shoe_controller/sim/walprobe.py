@@ -73,10 +73,15 @@ def largest_wal_over_shoes(directory: str, shoes: int = 1, seed: str = "wal",
         if dealer.error is not None:
             raise RuntimeError(f"the virtual dealer failed: {dealer.error}")
         ck: Any = daemon.checkpointer
-        before = ck.truncates if ck is not None else 0
+        # The daemon may still be journaling the last round when the dealer returns: wait
+        # until the journal has been quiet for half a second, then give the shoe end's
+        # TRUNCATE 3 s (less than the 5 s idle TRUNCATE, so only the shoe end empties it).
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and ck is not None and ck.truncates == before:
-            time.sleep(0.05)  # the shoe's end asks for a TRUNCATE at the next quiet moment
+        while time.monotonic() < deadline and time.monotonic() - journal.appended_at < 0.5:
+            time.sleep(0.05)
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline and journal.wal_bytes():
+            time.sleep(0.05)
         at_end = journal.wal_bytes()
         truncates = ck.truncates if ck is not None else 0
     finally:
