@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -44,13 +45,18 @@ log = logging.getLogger("shoe_controller.sim")
 class CuttableProxy:
     """A loopback TCP forwarder to the broker that can be cut: a real network outage.
 
-    The daemon's publisher connects to ``127.0.0.1:port``; :meth:`outage` drops every
-    connection and refuses new ones for ``seconds``, then lets them through again.
+    Clients connect to ``127.0.0.1:port``; :meth:`outage` drops every connection (and
+    whatever bytes are on their way through it) and refuses new ones for ``seconds``,
+    then lets them through again. :meth:`hold` stops delivering the broker's bytes to
+    the clients (they wait, as on a stalled path) until :meth:`release`.
+
+    Like any proxy, when one side of a connection ends, the other is shut down at once,
+    so a client sees its broker go away (a crashed broker is not a connection that only
+    looks alive until the client's next keep-alive), and a broker that says nothing for
+    a while keeps its connection.
     """
 
     def __init__(self, host: str, port: int) -> None:
-        import socket
-
         self.target = (host, port)
         self._server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -59,14 +65,14 @@ class CuttableProxy:
         self.port = int(self._server.getsockname()[1])
         self._down = threading.Event()
         self._closed = threading.Event()
+        self._flowing = threading.Event()
+        self._flowing.set()
         self._lock = threading.Lock()
         self._socks: list[Any] = []
         self.outages = 0
         threading.Thread(target=self._accept, name="broker-proxy", daemon=True).start()
 
     def _accept(self) -> None:
-        import socket
-
         while not self._closed.is_set():
             try:
                 client, _ = self._server.accept()
@@ -80,14 +86,21 @@ class CuttableProxy:
             except OSError:
                 client.close()
                 continue
+            # The connect timeout must not stay on the socket: a broker silent for 2 s
+            # (between two keep-alives) would otherwise end the connection.
+            upstream.settimeout(None)
             with self._lock:
                 self._socks += [client, upstream]
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+            threading.Thread(target=self._pump, args=(client, upstream, False),
+                             daemon=True).start()
+            threading.Thread(target=self._pump, args=(upstream, client, True),
+                             daemon=True).start()
 
-    def _pump(self, src: Any, dst: Any) -> None:
+    def _pump(self, src: Any, dst: Any, downstream: bool = False) -> None:
         try:
             while True:
+                if downstream:
+                    self._flowing.wait()
                 data = src.recv(65536)
                 if not data:
                     break
@@ -95,14 +108,26 @@ class CuttableProxy:
         except OSError:
             pass
         finally:
+            # shutdown first: close() alone leaves the socket open while the other
+            # direction's thread is blocked reading it, so the peer would never know.
             for s in (src, dst):
                 with contextlib.suppress(OSError):
+                    s.shutdown(socket.SHUT_RDWR)
+                with contextlib.suppress(OSError):
                     s.close()
+            with self._lock:
+                self._socks = [s for s in self._socks if s not in (src, dst)]
+
+    def hold(self) -> None:
+        """Stop delivering the broker's bytes to the clients (until :meth:`release`)."""
+        self._flowing.clear()
+
+    def release(self) -> None:
+        """Deliver again what :meth:`hold` kept back (unless an outage dropped it)."""
+        self._flowing.set()
 
     def outage(self, seconds: float) -> None:
         """Cut the path now and restore it after ``seconds`` (in the background)."""
-        import socket
-
         self.outages += 1
         self._down.set()
         with self._lock:
@@ -110,6 +135,7 @@ class CuttableProxy:
         for s in socks:
             with contextlib.suppress(OSError):
                 s.shutdown(socket.SHUT_RDWR)
+            with contextlib.suppress(OSError):
                 s.close()
         log.warning("injected broker outage for %.1f s", seconds)
         threading.Timer(seconds, self._down.clear).start()
@@ -117,11 +143,14 @@ class CuttableProxy:
     def close(self) -> None:
         self._closed.set()
         self._down.set()
+        self._flowing.set()
         with contextlib.suppress(OSError):
             self._server.close()
         with self._lock:
             socks, self._socks = self._socks, []
         for s in socks:
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
             with contextlib.suppress(OSError):
                 s.close()
 
