@@ -70,6 +70,7 @@ class CuttableProxy:
         self._lock = threading.Lock()
         self._socks: list[Any] = []
         self.outages = 0
+        self._timer: threading.Timer | None = None
         threading.Thread(target=self._accept, name="broker-proxy", daemon=True).start()
 
     def _accept(self) -> None:
@@ -126,8 +127,9 @@ class CuttableProxy:
         """Deliver again what :meth:`hold` kept back (unless an outage dropped it)."""
         self._flowing.set()
 
-    def outage(self, seconds: float) -> None:
-        """Cut the path now and restore it after ``seconds`` (in the background)."""
+    def outage(self, seconds: float | None) -> None:
+        """Cut the path now and restore it after ``seconds`` (in the background; None:
+        only when :meth:`restore` is called)."""
         self.outages += 1
         self._down.set()
         with self._lock:
@@ -137,12 +139,29 @@ class CuttableProxy:
                 s.shutdown(socket.SHUT_RDWR)
             with contextlib.suppress(OSError):
                 s.close()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if seconds is None:
+            log.warning("injected broker outage (until restored)")
+            return
         log.warning("injected broker outage for %.1f s", seconds)
-        threading.Timer(seconds, self._down.clear).start()
+        self._timer = threading.Timer(seconds, self._down.clear)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def restore(self) -> None:
+        """End an outage now."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._down.clear()
 
     def close(self) -> None:
         self._closed.set()
         self._down.set()
+        if self._timer is not None:
+            self._timer.cancel()
         self._flowing.set()
         with contextlib.suppress(OSError):
             self._server.close()
