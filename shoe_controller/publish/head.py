@@ -229,8 +229,21 @@ def fetch_retained_head(config: Any, topics: Any, keys: Iterable[Any], *,
                         ) -> tuple[dict[str, Any] | None, str]:
     """The head retained on the broker, checked (None when there is none, the broker
     cannot be reached, or the head does not verify), and a word on what happened (for
-    the log). A separate, short connection (client id ``<client_id>-head``, clean)."""
+    the log).
+
+    A short connection *as the daemon itself*: its own client id, its own persistent
+    session resumed (``clean_start=False``, the same Session Expiry Interval), not a
+    session of its own and not a clean one. A broker that binds client ids to users
+    (mosquitto's ``use_username_as_clientid``, as systemd/mosquitto ships) gives every
+    connection of the controller's user the same client id anyway; a clean start then
+    threw away the daemon's session, and with it the replay requests queued for it
+    while it was down. So it acknowledges only the head: whatever else the session
+    delivers (a queued replay request) stays unacknowledged, and the broker delivers it
+    again to the daemon's own connection, which answers it. It unsubscribes from the
+    head before it leaves, so the daemon is not sent its own heads."""
     import paho.mqtt.client as mqtt
+    from paho.mqtt.packettypes import PacketTypes
+    from paho.mqtt.properties import Properties
 
     from shoe_controller.publish.mqtt import configure_client
 
@@ -238,9 +251,11 @@ def fetch_retained_head(config: Any, topics: Any, keys: Iterable[Any], *,
     got: list[bytes] = []
     subscribed = threading.Event()
     done = threading.Event()
+    unsubscribed = threading.Event()
     client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2,
-                         client_id=config.client_id_for(topics.table) + "-head",
+                         client_id=config.client_id_for(topics.table),
                          protocol=mqtt.MQTTv5)
+    client.manual_ack_set(True)
     try:
         configure_client(client, config)
     except ValueError as exc:
@@ -255,22 +270,32 @@ def fetch_retained_head(config: Any, topics: Any, keys: Iterable[Any], *,
     def on_subscribe(c: Any, _u: Any, _m: Any, _r: Any, _p: Any) -> None:
         subscribed.set()
 
+    def on_unsubscribe(c: Any, *_a: Any) -> None:
+        unsubscribed.set()
+
     def on_message(c: Any, _u: Any, msg: Any) -> None:
         if msg.topic == topic:
+            c.ack(msg.mid, msg.qos)
             got.append(bytes(msg.payload))
             done.set()
+        # anything else is the daemon's (a queued replay request): not acknowledged here
 
     client.on_connect, client.on_subscribe, client.on_message = (
         on_connect, on_subscribe, on_message)
+    client.on_unsubscribe = on_unsubscribe
     host, port, _tls = config.endpoint()
+    props = Properties(PacketTypes.CONNECT)
+    props.SessionExpiryInterval = config.session_expiry
     try:
-        client.connect(host, port, keepalive=10, clean_start=True)
+        client.connect(host, port, keepalive=10, clean_start=False, properties=props)
     except (OSError, ValueError) as exc:
         return None, f"cannot reach the broker at {host}:{port} ({exc})"
     client.loop_start()
     try:
         if subscribed.wait(timeout):
             done.wait(0.5)  # a retained message follows the SUBACK at once
+            client.unsubscribe(topic)
+            unsubscribed.wait(1.0)
         else:
             return None, f"no answer from the broker at {host}:{port} within {timeout:.0f} s"
     finally:
