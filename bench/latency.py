@@ -22,10 +22,16 @@ Printed:
 3. time from start to READY=1 (sd_notify on a real unix socket): a fresh state
    directory, and a restart that verifies and replays a journal of ``--ready-shoes``
    full shoes (default 1).
+4. what the device's signatures add to 1a (issue 13): signed, unsigned (``--unsigned``)
+   and the bare fsync floor, interleaved over ``--rounds`` rounds (so a load that comes
+   and goes on a shared machine falls on all three alike), each at the dealer pace:
+   p50 / p99 per round, and the ratios p99 signed / floor, unsigned / floor and
+   signed / unsigned (the median over the rounds; a ratio is what carries from a loaded
+   machine to another, the milliseconds are the machine's). ``--signing-only``: just 4.
 
 Needs mosquitto (apt-get install mosquitto).
 Run: .venv/bin/python bench/latency.py [--cards N] [--dir DIR] [--gap S] [--stress-gap S]
-                                        [--ready-shoes N]
+                                        [--ready-shoes N] [--rounds N] [--signing-only]
 """
 
 from __future__ import annotations
@@ -202,6 +208,39 @@ def time_to_ready(broker: Mosquitto, state_dir: str, shoes: int) -> float:
     return ready
 
 
+def signing_rounds(broker: Mosquitto, cards: int, directory: str | None, gap: float,
+                   rounds: int) -> None:
+    """Print section 4: signed, unsigned and the fsync floor, interleaved."""
+    import statistics
+
+    print(f"  signed vs unsigned vs the fsync floor, {cards} cards {gap * 1e3:g} ms apart, "
+          f"from the daemon's input queue, {rounds} interleaved round(s):")
+    ratios: dict[str, list[float]] = {"signed / floor": [], "unsigned / floor": [],
+                                      "signed / unsigned": []}
+    p50s: dict[str, list[float]] = {"signed": [], "unsigned": [], "floor": []}
+    p99s: dict[str, list[float]] = {"signed": [], "unsigned": [], "floor": []}
+    for r in range(rounds):
+        got = {"signed": daemon_latency(broker, cards, False, directory, gap, signed=True),
+               "unsigned": daemon_latency(broker, cards, False, directory, gap,
+                                          signed=False),
+               "floor": fsync_floor(cards, directory, gap)}
+        for name, lat in got.items():
+            p = percentiles(lat, (50, 99))
+            p50s[name].append(p[50])
+            p99s[name].append(p[99])
+            print(f"    round {r + 1} {name:9s} {fmt(lat)}")
+        s99, u99, f99 = (p99s[k][-1] for k in ("signed", "unsigned", "floor"))
+        ratios["signed / floor"].append(s99 / f99)
+        ratios["unsigned / floor"].append(u99 / f99)
+        ratios["signed / unsigned"].append(s99 / u99)
+    med = statistics.median
+    print("    median over the rounds: "
+          + "; ".join(f"{k} p50 {med(p50s[k]) * 1e3:.2f} ms p99 {med(p99s[k]) * 1e3:.2f} ms"
+                      for k in ("signed", "unsigned", "floor")))
+    print("    p99 ratios (median over the rounds): "
+          + "; ".join(f"{k} {med(v):.2f}" for k, v in ratios.items()))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cards", type=int, default=400, help="cards timed per path")
@@ -219,8 +258,17 @@ def main() -> int:
                         "overlaps the next card")
     parser.add_argument("--ready-shoes", type=int, default=1,
                         help="shoes in the journal the restart -> READY figure replays")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="interleaved rounds of signed / unsigned / floor (default 3)")
+    parser.add_argument("--signing-only", action="store_true",
+                        help="only the signed vs unsigned vs floor section")
     args = parser.parse_args()
     with Mosquitto() as broker:
+        if args.signing_only:
+            print("== bench/latency.py: card read -> subscriber (per_card), loopback "
+                  "mosquitto")
+            signing_rounds(broker, args.cards, args.dir, args.gap, args.rounds)
+            return 0
         print("== bench/latency.py: card read -> subscriber (per_card), loopback mosquitto,")
         print(f"  subscriber in a process of its own; journal directory: "
               f"{args.dir or tempfile.gettempdir()}")
@@ -245,6 +293,7 @@ def main() -> int:
             again = time_to_ready(broker, d, shoes=args.ready_shoes)
         print(f"  start -> READY=1: fresh state dir {fresh:.2f} s; restart verifying and "
               f"replaying a {events}-event journal {again:.2f} s (process start included)")
+        signing_rounds(broker, args.cards, args.dir, args.gap, args.rounds)
     return 0
 
 
