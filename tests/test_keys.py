@@ -122,3 +122,74 @@ def test_public_key_forms_agree(tmp_path):
         keys.load_public_key("hello")
     r = _cli("keys", "show", "--state-dir", str(tmp_path))
     assert r.returncode == 0 and pub.key_id in r.stdout
+
+
+# -- the daemon and its key (issue 13 point 1: refuse without a safe key, unless
+#    --unsigned, said loudly) ---------------------------------------------------------
+
+_RUN_CONFIG = """[table]
+id = "K-1"
+[gpio]
+pin_factory = "mock"
+[serial]
+port = "{tty}"
+reconnect_initial = 0.05
+reconnect_max = 0.2
+[mqtt]
+enabled = false
+"""
+
+
+def _run_daemon(tmp_path, *extra: str, seconds: float | None = None
+                ) -> subprocess.CompletedProcess[str]:
+    import signal
+    import time
+
+    cfg = tmp_path / "table.toml"
+    cfg.write_text(_RUN_CONFIG.format(tty=tmp_path / "no-tty"))
+    state = tmp_path / "state"
+    cmd = [sys.executable, "-m", "shoe_controller.cli", "run", "--config", str(cfg),
+           "--state-dir", str(state), "--cards", "scanner", *extra]
+    if seconds is None:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not (state / "control").exists() and proc.poll() is None and \
+                time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(seconds)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def test_run_refuses_to_start_without_a_signing_key(tmp_path):
+    r = _run_daemon(tmp_path)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.count("\n") <= 1 and "Traceback" not in r.stderr
+    assert f"{tmp_path / 'state' / 'signing.key'}: no such file" in r.stderr
+    assert "keys init" in r.stderr  # says what to do
+
+
+def test_run_refuses_a_signing_key_group_can_read(tmp_path):
+    state = tmp_path / "state"
+    state.mkdir(mode=0o750)
+    keys.init_keys(str(state))
+    os.chmod(state / "signing.key", 0o640)
+    r = _run_daemon(tmp_path)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.count("\n") <= 1 and "Traceback" not in r.stderr
+    key = state / "signing.key"
+    assert f"{key}: mode 0640 lets group or others read it: chmod 600 {key}" in r.stderr
+
+
+def test_run_unsigned_starts_without_a_key_and_says_so_loudly(tmp_path):
+    r = _run_daemon(tmp_path, "--unsigned", seconds=0.5)
+    assert r.returncode == 0, r.stderr
+    assert "*** UNSIGNED" in r.stderr and "Never on a casino table" in r.stderr
+    assert not (tmp_path / "state" / "signing.key").exists()  # run never makes one
