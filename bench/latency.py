@@ -27,7 +27,9 @@ Printed:
    and goes on a shared machine falls on all three alike), each at the dealer pace:
    p50 / p99 per round, and the ratios p99 signed / floor, unsigned / floor and
    signed / unsigned (the median over the rounds; a ratio is what carries from a loaded
-   machine to another, the milliseconds are the machine's). ``--signing-only``: just 4.
+   machine to another, the milliseconds are the machine's); and the CPU time this
+   process spent per card, signed and unsigned (the daemon's own cost, which a loaded
+   machine does not stretch). ``--signing-only``: just 4.
 
 Needs mosquitto (apt-get install mosquitto).
 Run: .venv/bin/python bench/latency.py [--cards N] [--dir DIR] [--gap S] [--stress-gap S]
@@ -96,9 +98,10 @@ class CardDealtSeqs:
 
 def daemon_latency(broker: Mosquitto, cards: int, via_serial: bool,
                    directory: str | None = None, gap: float = 0.05,
-                   signed: bool = True) -> list[float]:
+                   signed: bool = True, cpu: list[float] | None = None) -> list[float]:
     """Seconds from a card read to its card_dealt message at a subscriber (``signed``:
-    with the device's Ed25519 signatures, as on a table; off: --unsigned)."""
+    with the device's Ed25519 signatures, as on a table; off: --unsigned). ``cpu``: gets
+    this process's CPU seconds per timed card (set-up and warm-up left out)."""
     from firmware_bridge.config import SerialConfig
     from firmware_bridge.simulator import DeviceSimulator
     from shoe_controller.daemon_inputs import SerialInput
@@ -146,7 +149,11 @@ def daemon_latency(broker: Mosquitto, cards: int, via_serial: bool,
             arrived = recorder.wait_for(seq)
             if dealt > warmup:
                 latencies.append(arrived - t0)
+            elif dealt == warmup:
+                cpu0 = time.process_time()
             time.sleep(gap)  # between a dealer's cards (a real one: 0.3 s or more)
+        if cpu is not None:
+            cpu.append((time.process_time() - cpu0) / len(latencies))
     finally:
         daemon.stop()
         loop.join(5)
@@ -219,11 +226,13 @@ def signing_rounds(broker: Mosquitto, cards: int, directory: str | None, gap: fl
                                       "signed / unsigned": []}
     p50s: dict[str, list[float]] = {"signed": [], "unsigned": [], "floor": []}
     p99s: dict[str, list[float]] = {"signed": [], "unsigned": [], "floor": []}
+    cpu: dict[str, list[float]] = {"signed": [], "unsigned": []}
     for r in range(rounds):
-        got = {"signed": daemon_latency(broker, cards, False, directory, gap, signed=True),
-               "unsigned": daemon_latency(broker, cards, False, directory, gap,
-                                          signed=False),
-               "floor": fsync_floor(cards, directory, gap)}
+        got = {}
+        for name in ("signed", "unsigned"):
+            got[name] = daemon_latency(broker, cards, False, directory, gap,
+                                       signed=name == "signed", cpu=cpu[name])
+        got["floor"] = fsync_floor(cards, directory, gap)
         for name, lat in got.items():
             p = percentiles(lat, (50, 99))
             p50s[name].append(p[50])
@@ -239,6 +248,11 @@ def signing_rounds(broker: Mosquitto, cards: int, directory: str | None, gap: fl
                       for k in ("signed", "unsigned", "floor")))
     print("    p99 ratios (median over the rounds): "
           + "; ".join(f"{k} {med(v):.2f}" for k, v in ratios.items()))
+    cs, cu = med(cpu["signed"]), med(cpu["unsigned"])
+    print(f"    CPU of this process (daemon, publisher, paho; the subscriber is apart) per "
+          f"card: signed {cs * 1e3:.2f} ms, unsigned {cu * 1e3:.2f} ms, signing adds "
+          f"{(cs - cu) * 1e3:.2f} ms (median over the rounds; CPU time does not stretch "
+          "with the load, the milliseconds above do)")
 
 
 def main() -> int:
