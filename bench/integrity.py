@@ -351,7 +351,7 @@ def _weak_fast(kind: str, riffles: int, by_hand: bool, rng: random.Random
                ) -> tuple[bool, int | None, int | None, str]:
     from shoe_controller.game.shuffle_tracking import ShuffleTest, new_deck_order
 
-    tests = [("new_deck_order", ShuffleTest.start(new_deck_order(DECKS), DECKS))]
+    tests = [("new_deck_order", ShuffleTest.start(new_deck_order(DECKS), DECKS, threads=False))]
     if kind.startswith("previous"):
         previous = fresh_cards()
         rng.shuffle(previous)
@@ -476,6 +476,81 @@ def _riffled_ids(ids: list[int], riffles: int, rng: random.Random) -> list[int]:
     return [int(c) for c in cards]
 
 
+def _oracle_peak(old: list[str], ids: list[int], dealt: int) -> tuple[float, int | None]:
+    """The front predictor given every new card's TRUE old position (only a simulation
+    knows it): fronts are the old positions next to a dealt one, weighted by how recently
+    that neighbour was dealt (three time scales), ``P1(c)`` = the fronts' weight on ``c``;
+    the log of the product of ``(lam P1 + (1 - lam) P0) / P0``, averaged over the
+    mixtures. Returns (peak over the first ``dealt`` cards, card at which it reached 10)."""
+    taus, lams = (6.0, 16.0, 48.0), (0.05, 0.1, 0.2, 0.4, 0.7)
+    idx = {c.code: c.index for c in ALL_CARDS}
+    code = [idx[c] for c in old]
+    n = len(code)
+    placed = [False] * n
+    front = [[0.0] * n for _ in taus]
+    weight = [[0.0] * 52 for _ in taus]
+    seen = [0] * 52
+    logm = [0.0] * (len(taus) * len(lams))
+    peak, first = 0.0, None
+    for t, q in enumerate(ids[:dealt]):
+        c = code[q]
+        p0 = (DECKS - seen[c]) / (n - t)
+        j = 0
+        for w in weight:
+            total = sum(x for cc, x in enumerate(w) if seen[cc] < DECKS)
+            ratio = w[c] / total / p0 if total > 0 else 1.0
+            for lam in lams:
+                logm[j] += math.log(lam * ratio + 1 - lam)
+                j += 1
+        top = max(logm)
+        value = top + math.log(sum(math.exp(v - top) for v in logm) / len(logm))
+        peak = max(peak, value)
+        if first is None and value >= CONFIG.shuffle_weak_threshold:
+            first = t
+        seen[c] += 1
+        placed[q] = True
+        for i, tau in enumerate(taus):
+            weight[i][c] -= front[i][q]
+            e = math.exp(t / tau)
+            for r in (q - 1, q + 1):
+                if 0 <= r < n and not placed[r]:
+                    front[i][r] += e
+                    weight[i][code[r]] += e
+    return peak, first
+
+
+def oracle_run(per_kind: int, seed: int) -> None:
+    """How much a predictor of the front family could reach if identical cards were not
+    identical: the same GSR riffles, strip and cut as the weak-shuffle table, the previous
+    shoe's dealt order as the reference, every card's true old position given."""
+    rng = random.Random(seed)
+    start = time.perf_counter()
+    print(f"oracle: the front predictor told every card's true old position ({per_kind} "
+          "shoes each; riffles, strip, cut; not achievable at a table):")
+    print(f"  {'riffles':8s} {'reached 10':>12s} {'round: median':>14s} {'90%':>5s} "
+          f"{'peak: median':>13s}")
+    for k in (4, 5, 6, 7, 8):
+        firsts: list[int | None] = []
+        peaks = []
+        for _ in range(per_kind):
+            old = fresh_cards()
+            rng.shuffle(old)
+            ids = list(range(len(old)))
+            for _ in range(k):
+                ids = gsr(ids, rng)  # type: ignore[arg-type]
+            ids = cut(strip(ids, rng), rng)  # type: ignore[arg-type]
+            peak, first = _oracle_peak(old, ids, len(old) - CUT_LEFT)
+            peaks.append(peak)
+            # the round of card ``first`` (about 1 + 5 burned, then ~4.9 cards a round)
+            firsts.append(None if first is None else max(1, math.ceil((first - 5) / 4.9)))
+        got = sorted(f for f in firsts if f is not None)
+        med = f"{statistics.median(got):14.1f}" if got else f"{'-':>14s}"
+        p90 = f"{got[math.ceil(0.9 * len(got)) - 1]:5d}" if got else f"{'-':>5s}"
+        print(f"  {k:<8d} {len(got):5d}/{per_kind} ({len(got) / per_kind:4.0%}) {med} {p90} "
+              f"{statistics.median(peaks):13.1f}")
+    print(f"  [{time.perf_counter() - start:.0f} s]")
+
+
 def _weak_null_chunk(task: tuple[int, int]) -> list[tuple[float, float]]:
     """Peaks of the shuffle_weak test (previous shoe, new-deck order) on a chain of fair
     shoes, each against the one before it: the same test the projection runs (its peak is
@@ -493,7 +568,7 @@ def _weak_null_chunk(task: tuple[int, int]) -> list[tuple[float, float]]:
         seen = [c for c in _dealt(cards)]
         prev_seen = _dealt(previous)
         a = ShuffleTest.start(prev_seen, DECKS).feed(seen)
-        b = ShuffleTest.start(new_deck_order(DECKS), DECKS).feed(seen)
+        b = ShuffleTest.start(new_deck_order(DECKS), DECKS, threads=False).feed(seen)
         out.append((a.peak, b.peak))
         previous = cards
     return out
@@ -539,8 +614,8 @@ def speed_run(shoes: int, seed: int) -> None:
         old, new = fresh_cards(), fresh_cards()
         rng.shuffle(old)
         rng.shuffle(new)
-        tests = [ShuffleTest.start(old[:400], DECKS), ShuffleTest.start(new_deck_order(DECKS),
-                                                                        DECKS)]
+        tests = [ShuffleTest.start(old[:400], DECKS),
+                 ShuffleTest.start(new_deck_order(DECKS), DECKS, threads=False)]
         for i in range(0, 400, 5):
             tests = [t.feed(new[i : i + 5]) for t in tests]
         total_cards += 400
@@ -640,6 +715,8 @@ def main() -> None:
                         help="shoes for the CPU cost of the shuffle_weak test (50)")
     parser.add_argument("--matching", type=int, default=0,
                         help="shoes for the identical-card matching comparison (20)")
+    parser.add_argument("--oracle", type=int, default=0,
+                        help="shoes per riffle count for the oracle (true identities) (40)")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--workers", type=int, default=1, choices=(1, 2),
                         help="processes (at most 2 on the shared machine)")
@@ -648,6 +725,8 @@ def main() -> None:
         speed_run(args.speed, args.seed)
     if args.matching:
         matching_run(args.matching, args.seed)
+    if args.oracle:
+        oracle_run(args.oracle, args.seed)
     if args.stacked:
         stacked_run(args.stacked, args.seed)
     if args.weak_null:

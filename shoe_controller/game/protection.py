@@ -253,7 +253,8 @@ def _shoe_started(state: ProtectionState, ev: Any) -> tuple[ProtectionState, tup
         note = "not known: no earlier shoe in this journal"
     else:
         note = f"not known in full: shoe {state.shoe} did not end at the cut card"
-    tests = [("new_deck_order", ShuffleTest.start(new_deck_order(ev.decks), ev.decks))]
+    tests = [("new_deck_order",
+              ShuffleTest.start(new_deck_order(ev.decks), ev.decks, threads=False))]
     if known:
         tests.insert(0, ("previous_shoe", ShuffleTest.start(previous, ev.decks)))
     return (

@@ -66,7 +66,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import Final
+from typing import Any, Final
 
 from shoe_controller.game.cards import ALL_CARDS
 
@@ -161,6 +161,10 @@ class _Tracker:
         new.starts, new.links, new.adjacent = self.starts, self.links, self.adjacent
         new.clump, new.longest_clump, new.last = self.clump, self.longest_clump, self.last
         return new
+
+    @property
+    def values(self) -> list[float]:
+        return self.logm
 
     def weights(self) -> tuple[float, float]:
         if self.mode == "forward":
@@ -299,6 +303,10 @@ class _Recent:
         new.left, new.logm = list(self.left), list(self.logm)
         return new
 
+    @property
+    def values(self) -> list[float]:
+        return self.logm
+
     def predict(self, c: int, p0: float) -> None:
         left = self.left[c]
         j = 0
@@ -329,6 +337,134 @@ class _Recent:
                 self.scale[i] = s
 
 
+class _Threads:
+    """The thread filter: every component (packets ``a`` x neighbour window) is a
+    mean-field hidden-Markov filter over the old positions, vectorised over components.
+
+    ``live[k, q]``: the probability that old position ``q`` is the next card of one of the
+    ``a`` threads (a *front*); ``dealt[k, q]``: that it has been dealt. Before a card, a
+    weak shuffle picks each live front with probability ``1 / a`` and otherwise starts a
+    thread anywhere (``P0``), so ``P1(c) = sum(live at copies of c) / a + (1 - T / a) P0(c)``
+    with ``T`` the total live mass (scaled down to ``a`` if larger): a proper distribution
+    over the codes still in the shoe, whatever the state. After the card, the copies of
+    its code share it in proportion to their posterior (a front that explained it, or a
+    start spread over its undealt copies): identical copies are summed over, never
+    guessed. Each copy's share opens fronts at its old neighbours within the window,
+    weighted by the window and by how likely each neighbour is still in the shoe (a strip
+    runs threads backwards, a hand-collected round permutes a few neighbours: both sides,
+    a few positions deep). Every front loses ``1 / (PATIENCE a)`` of its mass per card
+    (its thread would have been chosen by now), kept lazily: ``live = scaled * g`` with
+    ``g = (1 - 1 / (PATIENCE a)) ** cards``.
+    """
+
+    __slots__ = ("_k", "dealt", "g", "logm", "n", "pending", "scaled", "seen", "total")
+
+    #: Packets (``2**k`` for ``k`` riffles: 8, 16, 24 cover 3 to about 4.6 riffles; more
+    #: packets than distinct codes cannot be followed: see docs/game.md).
+    PACKETS: Final = (8, 16, 24)
+    #: Neighbour windows (weight by distance in the old order, both sides).
+    WINDOWS: Final = ((0.85, 0.15), (0.5, 0.3, 0.2), (0.4, 0.3, 0.2, 0.1))
+    LAMS: Final = (0.3, 0.6, 0.9)
+    #: A front loses ``1 / (PATIENCE * a)`` of its mass per card: a little slower than
+    #: the ``1 / a`` of a thread chosen at random, which tolerates the zig-zag a strip
+    #: makes of the threads (tuned on simulated shoes of other seeds than the bench's).
+    PATIENCE: Final = 1.5
+
+    def __init__(self, code: list[int], decks: int) -> None:
+        import numpy as np
+
+        pad = max(len(w) for w in self.WINDOWS)
+        arr = np.array([-1] * pad + code + [-1] * pad)
+        offs = np.array([*range(-pad, 0), *range(1, pad + 1)])
+        comps = [(a, w) for a in self.PACKETS for w in self.WINDOWS]
+        weights = np.array([[w[abs(d) - 1] if abs(d) <= len(w) else 0.0 for d in offs]
+                            for _, w in comps])
+        a = np.array([float(x) for x, _ in comps])
+        per_code = []
+        for c in range(52):
+            cp = np.flatnonzero(arr == c)
+            nb = (cp[:, None] + offs[None, :]).ravel()
+            uniq, inverse = np.unique(nb, return_inverse=True)
+            spread = np.zeros((len(nb), len(uniq)))
+            spread[np.arange(len(nb)), inverse] = 1.0
+            valid = np.tile(weights, (1, len(cp))) * (arr[nb] >= 0)[None, :]
+            per_code.append((cp, uniq, spread, valid))
+        # shared, never written: the reference's structure
+        self._k = (a, 1.0 - 1.0 / (self.PATIENCE * a), per_code, np.array(self.LAMS), decks,
+                   len(offs))
+        self.scaled = np.zeros((len(comps), len(arr)))
+        self.dealt = np.zeros((len(comps), len(arr)))
+        self.g = np.ones(len(comps))
+        self.total = np.zeros(len(comps))  # sum of scaled
+        self.logm = np.zeros((len(comps), len(self.LAMS)))
+        self.seen = [0] * 52
+        self.n = 0
+        self.pending: tuple[int, Any, Any, Any, Any] | None = None
+
+    def copy(self) -> _Threads:
+        new = _Threads.__new__(_Threads)
+        new._k = self._k
+        new.scaled, new.dealt = self.scaled.copy(), self.dealt.copy()
+        new.g, new.total, new.logm = self.g.copy(), self.total.copy(), self.logm.copy()
+        new.seen, new.n, new.pending = list(self.seen), self.n, None
+        return new
+
+    @property
+    def values(self) -> list[float]:
+        return self.logm.ravel().tolist()
+
+    def predict(self, c: int, p0: float) -> None:
+        import numpy as np
+
+        a, _rho, per_code, lams, _decks, _d = self._k
+        cp = per_code[c][0]
+        live_mass = self.total * self.g
+        scale = np.minimum(1.0, a / np.maximum(live_mass, 1e-300)) / a
+        block = self.scaled[:, cp]
+        pick = block * (self.g * scale)[:, None]
+        start = (1.0 - live_mass * scale).clip(0.0, 1.0) * p0
+        p1 = pick.sum(1) + start
+        self.logm += np.log(lams[None, :] * (p1 / p0)[:, None] + (1.0 - lams[None, :]))
+        self.pending = (c, block, pick, start, p1)
+
+    def place(self, c: int) -> None:
+        import numpy as np
+
+        _a, rho, per_code, _lams, decks, width = self._k
+        pending, self.pending = self.pending, None
+        self.seen[c] += 1
+        self.n += 1
+        self.g *= rho  # every front not chosen loses 1/a of its mass
+        cp, uniq, spread, valid = per_code[c]
+        if pending is None or pending[0] != c or not len(cp):
+            return
+        _, block, pick, start, p1 = pending
+        scaled, dealt, g = self.scaled, self.dealt, self.g
+        inv = 1.0 / np.maximum(p1, 1e-300)
+        free = 1.0 - dealt[:, cp]
+        share = pick * inv[:, None] + (start * inv)[:, None] * (
+            free / np.maximum(free.sum(1), 1e-300)[:, None])
+        kept = block * (1.0 - share / np.maximum(free, 1e-300)).clip(0.0, 1.0)
+        self.total += (kept - block).sum(1)
+        scaled[:, cp] = kept
+        dealt[:, cp] = np.minimum(1.0 - free + share, 1.0)
+        k = len(g)
+        w = valid * (1.0 - dealt[:, uniq] @ spread.T)
+        w = w.reshape(k, len(cp), width)
+        opened = (share[:, :, None] * w / np.maximum(w.sum(2, keepdims=True), 1e-300))
+        add = np.minimum(opened.reshape(k, -1) @ spread, 1.0)
+        before = scaled[:, uniq]
+        after = before + (1.0 / g[:, None] - before) * add  # live + (1 - live) add
+        self.total += (after - before).sum(1)
+        scaled[:, uniq] = after
+        if self.seen[c] >= decks:  # no card of this code is left: no front there
+            self.total -= scaled[:, cp].sum(1)
+            scaled[:, cp] = 0.0
+            dealt[:, cp] = 1.0
+        if self.n % 64 == 0:
+            self.total = scaled.sum(1)
+
+
 def _logmeanexp(values: Iterable[float]) -> float:
     values = list(values)
     top = max(values)
@@ -345,8 +481,8 @@ class ShuffleTest:
 
     __slots__ = ("_trackers", "cards", "decks", "peak", "seen", "unread")
 
-    def __init__(self, trackers: tuple[_Tracker | _Recent, ...], decks: int, seen: tuple[int, ...],
-                 cards: int, unread: int, peak: float) -> None:
+    def __init__(self, trackers: tuple[_Tracker | _Recent | _Threads, ...], decks: int,
+                 seen: tuple[int, ...], cards: int, unread: int, peak: float) -> None:
         self._trackers = trackers
         self.decks = decks
         self.seen = seen  # new shoe: cards of each code seen
@@ -355,24 +491,28 @@ class ShuffleTest:
         self.peak = peak
 
     @classmethod
-    def start(cls, reference: Sequence[str | None], decks: int) -> ShuffleTest:
+    def start(cls, reference: Sequence[str | None], decks: int, *, threads: bool = True
+              ) -> ShuffleTest:
         """A test of a new shoe of ``decks`` decks against ``reference`` (card codes in
-        old order; ``None`` for a card that was not read)."""
+        old order; ``None`` for a card that was not read). ``threads``: also run the thread
+        filter (``_Threads``; the projection runs it against the previous shoe only: new-deck
+        order is caught by the trackers alone, and the filter costs more CPU)."""
         code = [-1, *(_INDEX[c] if c is not None else -1 for c in reference), -1]
         copies: list[list[int]] = [[] for _ in range(52)]
         for q, c in enumerate(code):
             if c >= 0:
                 copies[c].append(q)
         frozen = tuple(tuple(p) for p in copies)
-        trackers: tuple[_Tracker | _Recent, ...] = (
+        trackers: tuple[_Tracker | _Recent | _Threads, ...] = (
             *(_Tracker(code, frozen, mode) for mode in MODES),
             _Recent(_Recent.links_of(code), decks),
+            *((_Threads(code[1:-1], decks),) if threads else ()),
         )
         return cls(trackers, decks, (0,) * 52, 0, 0, 0.0)
 
     @property
     def statistic(self) -> float:
-        return _logmeanexp(v for t in self._trackers for v in t.logm)
+        return _logmeanexp(v for t in self._trackers for v in t.values)
 
     def feed(self, cards: Iterable[str | None]) -> ShuffleTest:
         """The test after ``cards`` more cards left the shoe (``None``: unread)."""
@@ -390,7 +530,7 @@ class ShuffleTest:
                 p0 = left / (total - n)
                 for t in trackers:
                     t.predict(c, p0)
-                value = _logmeanexp(v for t in trackers for v in t.logm)
+                value = _logmeanexp(v for t in trackers for v in t.values)
                 if value > peak:
                     peak = value
             for t in trackers:
