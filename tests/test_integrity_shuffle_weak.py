@@ -265,3 +265,93 @@ def test_replay_text_of_two_shoes_shows_the_alert(tmp_path, capsys):
     assert weak and weak[0]["shoe"] == 2 and weak[0]["evidence"]["reference"] == "previous_shoe"
     # and the event validates as an integrity_alert
     msgspec.json.decode(json.dumps(weak[0]).encode(), type=IntegrityAlert)
+
+
+# ------------------------------------------------ the thread filter (game._Threads)
+
+
+def strip(cards: list[str], rng: random.Random) -> list[str]:
+    """Packets of 5-15 cards run off the top into a pile: the packets' order reverses."""
+    out: list[str] = []
+    i = 0
+    while i < len(cards):
+        k = rng.randint(5, 15)
+        out = cards[i : i + k] + out
+        i += k
+    return out
+
+
+def test_four_riffles_a_strip_and_a_cut_of_the_previous_order_are_caught():
+    # the case that pays a shuffle tracker (16 threads, reversed in pieces by the strip);
+    # (with these seeds the trackers alone, threads=False, catch 3 of the 6; all 6 here)
+    old = shoe_cards(19)
+    rng = random.Random(20)
+    firsts = []
+    for _ in range(6):
+        new = cut(strip(a_shuffle(old, 16, rng), rng), rng)[:400]
+        firsts.append(peak_after(old[:400], new)[1])
+    caught = sorted(f for f in firsts if f is not None)
+    assert len(caught) >= 4, firsts
+    assert caught[len(caught) // 2] <= 60  # packets of five: within the first 300 cards
+
+
+def test_thread_filter_shares_a_card_among_its_identical_copies():
+    # Worked by hand from the model in the docstring: reference 2C AS KD AS 3H, two decks.
+    # The first AS is either copy: each gets half of it (nothing is guessed); each half
+    # opens fronts at its old neighbours, window (0.85, 0.15) both sides, weighted by how
+    # likely each is still in the shoe (the other AS, two away, is half dealt). KD sits
+    # next to both copies: it collects both halves.
+    from shoe_controller.game.shuffle_tracking import _INDEX, _Threads
+
+    reference = ["2C", "AS", "KD", "AS", "3H"]
+    th = _Threads([_INDEX[c] for c in reference], 2)
+    assert _Threads.PACKETS[0] == 8 and _Threads.WINDOWS[0] == (0.85, 0.15)
+    p0 = 2 / 104
+    th.predict(_INDEX["AS"], p0)
+    assert th.logm[0].tolist() == [0.0, 0.0, 0.0]  # no front yet: the fair prediction
+    th.place(_INDEX["AS"])
+    pad = max(len(w) for w in _Threads.WINDOWS)
+    copies = [pad + 1, pad + 3]
+    assert th.dealt[0, copies].tolist() == [0.5, 0.5]
+    per_copy = 0.85 + 0.85 + 0.15 * (1 - 0.5)  # 2C / KD / the other AS; the pad is no card
+    live_kd = 2 * 0.5 * 0.85 / per_copy
+    live_total = 1.0  # the card's whole mass went to fronts
+    p0 = 2 / 103
+    p1 = live_kd / 8 + (1 - live_total / 8) * p0
+    base = th.copy()
+    th.predict(_INDEX["KD"], p0)
+    expected = [math.log(lam * p1 / p0 + 1 - lam) for lam in _Threads.LAMS]
+    assert all(math.isclose(x, y, rel_tol=1e-12) for x, y in zip(th.logm[0], expected,
+                                                                  strict=True))
+    # a code no front holds gets less than the fair prediction
+    other = base.copy()
+    other.predict(_INDEX["7H"], p0)
+    assert all(x < 0 for x in other.logm[0]) and not base.logm.any()
+
+
+def test_thread_filter_is_a_fair_bet_card_by_card():
+    # the filter alone: its prediction is a distribution over the codes left, so under a
+    # fair shuffle each factor has mean 1 (brute force over the 52 codes, every component)
+    import numpy as np
+
+    from shoe_controller.game.shuffle_tracking import _INDEX, _Threads
+
+    old = shoe_cards(21)
+    seen = cut(strip(a_shuffle(old, 16, random.Random(22)), random.Random(23)), random.Random(24))
+    th = _Threads([_INDEX[c] for c in old[:400]], DECKS)
+    count = [0] * 52
+    for i, code in enumerate(seen[:150]):
+        c = _INDEX[code]
+        th.predict(c, (DECKS - count[c]) / (416 - i))
+        th.place(c)
+        count[c] += 1
+    rest = 416 - 150
+    # E[factor] = 1 for every component and mixture: the sum of p0 * exp(log factor)
+    total = np.zeros_like(th.logm)
+    for c in range(52):
+        if count[c] < DECKS:
+            t = th.copy()
+            before = t.logm.copy()
+            t.predict(c, (DECKS - count[c]) / rest)
+            total += (DECKS - count[c]) / rest * np.exp(t.logm - before)
+    assert np.allclose(total, 1.0, rtol=1e-9)
