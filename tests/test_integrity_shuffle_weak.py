@@ -216,6 +216,7 @@ def test_the_daemon_core_raises_it_across_two_shoes():
     assert ev["estimated_riffles"] is None or ev["estimated_riffles"] < 6
     for key in ("rising_sequences", "old_neighbours_adjacent", "longest_clump", "mode"):
         assert key in ev
+    assert ev["component"].startswith(("tracker ", "recent cards", "thread filter, "))
     # raised once per shoe and order; a freshly shuffled third shoe raises nothing
     assert len({a.evidence["test"] for a in alerts}) == len(alerts)
     third, _ = deal(shoe_cards(12), shoe)
@@ -290,6 +291,9 @@ def test_four_riffles_a_strip_and_a_cut_of_the_previous_order_are_caught():
     for _ in range(6):
         new = cut(strip(a_shuffle(old, 16, rng), rng), rng)[:400]
         firsts.append(peak_after(old[:400], new)[1])
+    # which component fired: with a strip the thread filter leads
+    test = ShuffleTest.start(old[:400], DECKS).feed(new)
+    assert test.component().startswith("thread filter, "), test.component()
     caught = sorted(f for f in firsts if f is not None)
     assert len(caught) >= 4, firsts
     assert caught[len(caught) // 2] <= 60  # packets of five: within the first 300 cards

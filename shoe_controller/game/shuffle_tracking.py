@@ -539,10 +539,26 @@ class ShuffleTest:
             n += 1
         return ShuffleTest(trackers, self.decks, tuple(seen), n, unread, peak)
 
+    def component(self) -> str:
+        """The component whose log-likelihood ratio is highest now (see ``evidence``).
+
+        >>> old = new_deck_order(8)
+        >>> ShuffleTest.start(old, 8).feed(old[:40]).component()
+        'tracker forward'
+        """
+        best, name = -math.inf, ""
+        for t in self._trackers:
+            for i, v in enumerate(t.values):
+                if v > best:
+                    best, name = v, _component_name(t, i)
+        return name
+
     def evidence(self) -> dict[str, object]:
         """Descriptive figures for an alert: rising sequences begun, cards that continued
         a thread, consecutive cards that were old neighbours and the longest such clump
-        (of the best-scoring tracking mode), and the estimated number of riffles.
+        (of the best-scoring tracking mode), the estimated number of riffles, and which
+        component scores highest (``component``: ``tracker <mode>``, ``recent cards`` or
+        ``thread filter, <a> threads, window <w>``).
 
         >>> import random
         >>> old = new_deck_order(8)
@@ -554,6 +570,7 @@ class ShuffleTest:
         follow = [t for t in self._trackers if isinstance(t, _Tracker)]
         best = max(follow, key=lambda t: _logmeanexp(t.logm))
         return {
+            "component": self.component(),
             "mode": best.mode,
             "rising_sequences": best.starts,
             "continued": best.links,
@@ -561,6 +578,17 @@ class ShuffleTest:
             "longest_clump": best.longest_clump,
             "estimated_riffles": estimated_riffles(best.starts, self.cards),
         }
+
+
+def _component_name(t: _Tracker | _Recent | _Threads, index: int) -> str:
+    if isinstance(t, _Tracker):
+        return f"tracker {t.mode}"
+    if isinstance(t, _Recent):
+        return "recent cards"
+    k = index // len(_Threads.LAMS)
+    a = _Threads.PACKETS[k // len(_Threads.WINDOWS)]
+    w = len(_Threads.WINDOWS[k % len(_Threads.WINDOWS)])
+    return f"thread filter, {a} threads, window {w}"
 
 
 def estimated_riffles(threads: int, cards: int) -> float | None:
