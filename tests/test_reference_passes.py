@@ -231,3 +231,23 @@ def test_from_config_takes_every_setting():
 
     assert PassTracker.from_config(Old(), sensor=True, source=None).sensor is True
     assert PassTracker.from_config(Old(), sensor=False, source=None).sensor is False
+
+
+@pytest.mark.parametrize("first, second, want", [
+    ([card("QH")] * 3, [FrameRead.cut(0.9)] * 3, CutCardSeen()),
+    ([card("QH")] * 3, [FrameRead.foreign("ZZ-2")] * 3, ForeignCard("ZZ-2")),
+    ([FrameRead.foreign("ZZ-1")] * 3, [FrameRead.foreign("ZZ-2")] * 3, ForeignCard("ZZ-2")),
+    ([FrameRead.cut(0.9)] * 3, [card("5D")] * 3, CardSeen(parse_card("5D"), "up", "index")),
+    ([FrameRead.foreign("ZZ-1")] * 3, [FrameRead.cut(0.9)] * 3, CutCardSeen()),
+])
+def test_in_the_tail_a_confident_read_of_anything_else_is_the_next_pass(first, second, want):
+    """The module's rule: frames of the exited card still in view are its tail; "a
+    confident read of anything else starts the next pass at once", whatever its kind (a
+    cut card or another foreign code after a card, a card after the cut card)."""
+    t = _sensor()
+    out, clock = _feed_at(t, 0.0, first)
+    out += t.card_exit(clock)
+    more, clock = _feed_at(t, clock + 1 / FPS, second)  # no empty frame in between
+    out += more + t.card_exit(clock) + t.tick(clock + 1.0)
+    assert len(out) == 2 and out[1] == want
+    assert t.tail_frames == 0 and t.passes == 2
