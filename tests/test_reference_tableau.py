@@ -91,3 +91,18 @@ def test_the_prompts_on_the_way():
                 draws = ref.banker_draws(ref.total(banker), CODE[v])
                 assert rnd.prompt(third) == ("banker_draws" if draws else "stand")
                 assert rnd.is_complete(third) == (not draws)
+
+
+def test_no_card_due_and_no_outcome_yet_are_refused_with_their_documented_messages():
+    """round.py's doc: dealing to a complete round, or asking a round in progress for its
+    outcome, raises CardNotDue saying which."""
+    import pytest
+
+    node = rnd.START
+    for v in (8, 1, 0, 0):  # Player natural 8: complete after four cards
+        with pytest.raises(rnd.CardNotDue, match=r"^the round is not complete$"):
+            rnd.outcome(node)
+        node = rnd.deal(node, v)
+    assert rnd.is_complete(node) and rnd.outcome(node).winner == "player"
+    with pytest.raises(rnd.CardNotDue, match=r"^the round is complete: no card is due$"):
+        rnd.deal(node, 4)

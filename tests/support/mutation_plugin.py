@@ -1,0 +1,87 @@
+"""A pytest plugin for the mutation campaign only (``mutation/run.py`` passes it with
+``-p tests.support.mutation_plugin``; never loaded by ``make test`` or CI).
+
+It makes mutmut's figures true for code that runs at import, and cuts the time a kill
+takes:
+
+- **Stats run** (``MUTANT_UNDER_TEST=stats``): mutmut records, per test, the functions a
+  test executes; calls made while the test modules are *imported* would be credited to
+  the first test only (round.py builds its graph from the tableau at import, the card
+  and insurance tables are built at import). The plugin takes the functions hit during
+  collection, credits them to *every* collected test, and writes their names to
+  ``mutation-import-time.json`` (in mutmut's ``mutants/`` directory).
+- **Mutant runs**: a mutant of one of those functions changes what the project computes
+  at import, so its run drops the project's modules (and the test modules) from
+  ``sys.modules`` before collection: they are imported again with the mutant active.
+  Other mutants keep the modules the worker server imported once (fast).
+  ``MUTATION_FRESH=1`` makes every run import afresh.
+- A collection error in a mutant run (the mutant makes an import raise) is not a
+  failing test: the plugin records the mutant in ``mutation-import-errors/`` and
+  ``run.py`` reports it apart (``import``), not as killed.
+- The selected tests run fastest first (their durations from mutmut's clean run), so a
+  killed mutant usually costs one fast test, not the property tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+_PROJECT = ("shoe_controller", "firmware_bridge", "calibration")
+IMPORT_TIME = Path("mutation-import-time.json")
+IMPORT_ERRORS = Path("mutation-import-errors")
+
+
+def _mutant() -> str:
+    return os.environ.get("MUTANT_UNDER_TEST", "")
+
+
+def _is_mutant_run() -> bool:
+    return "__mutmut_" in _mutant()
+
+
+def _drop_project_modules() -> None:
+    for name in list(sys.modules):
+        if name.split(".")[0] in _PROJECT or name.startswith("tests.test_"):
+            del sys.modules[name]
+
+
+def pytest_configure(config: Any) -> None:
+    if not _is_mutant_run():
+        if _mutant() == "stats":
+            _drop_project_modules()
+        return
+    fresh = os.environ.get("MUTATION_FRESH") == "1"
+    if not fresh and IMPORT_TIME.exists():
+        mangled = _mutant().partition("__mutmut_")[0]
+        fresh = mangled in set(json.loads(IMPORT_TIME.read_text(encoding="utf-8")))
+    if fresh:
+        _drop_project_modules()
+
+
+def pytest_collectreport(report: Any) -> None:
+    if report.failed and _is_mutant_run():
+        IMPORT_ERRORS.mkdir(exist_ok=True)
+        (IMPORT_ERRORS / _mutant()).write_text(str(report.longrepr)[-2000:], encoding="utf-8")
+
+
+def pytest_collection_modifyitems(session: Any, config: Any, items: list[Any]) -> None:
+    if _mutant() == "stats":
+        from mutmut.state import state
+
+        hit = set(state()._stats)
+        state()._stats.clear()
+        ids = [item.nodeid.removeprefix("mutants/") for item in items]
+        for function in hit:
+            state().tests_by_mangled_function_name[function].update(ids)
+        IMPORT_TIME.write_text(json.dumps(sorted(hit), indent=1) + "\n", encoding="utf-8")
+        return
+    if _is_mutant_run():
+        try:
+            durations = json.loads(Path("mutmut-stats.json").read_text())["duration_by_test"]
+        except (OSError, ValueError, KeyError):
+            return
+        items.sort(key=lambda item: durations.get(item.nodeid, 0.0))
