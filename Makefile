@@ -25,7 +25,7 @@ test: $(STAMP)
 ## mutation: the mutation campaign (docs/testing.md); not in CI: tens of minutes.
 ## One module: make mutation MODULES=settlement
 mutation: $(STAMP)
-	nice -n 10 $(PY) mutation/run.py $(MODULES)
+	$(PY) mutation/run.py $(MODULES)
 
 ## lock: regenerate requirements.lock (the hashed deployment lock, docs/deploy.md) from
 ## pyproject.toml's dependencies; run it after changing them (tests/test_lock.py checks).

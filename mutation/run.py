@@ -160,7 +160,8 @@ def _write_config(dest: Path, name: str, target: str, tests: list[str],
         f"pytest_add_cli_args_test_selection = {json.dumps(tests_present)}\n"
         # no doctests, no stop-at-the-first-failure tricks: the tests as CI runs them
         'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "--no-header", '
-        '"--override-ini=addopts=", "-m", "not e2e", "-p", "tests.support.mutation_plugin"'
+        '"--override-ini=addopts=", "-m", "not e2e", "-p", "tests.support.mutation_plugin", '
+        '"-p", "no:unraisableexception", "-p", "no:threadexception"'
         + "".join(f', "--deselect", {json.dumps(d)}' for d in DESELECT) + "]\n"
         "also_copy = [\"firmware_bridge\", \"shoe_controller\", \"calibration\", \"tests\", "
         "\"systemd\", \"docs\", \"examples\", \"README.md\"]\n"
@@ -258,9 +259,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("modules", nargs="*", help=f"any of: {', '.join(MODULES)}")
     ap.add_argument("--list", action="store_true", help="list the modules and their tests")
-    ap.add_argument("--nice", type=int, default=10)
-    ap.add_argument("--max-children", type=int, default=1,
-                    help="parallel test processes (default 1: the machine is shared)")
+    ap.add_argument("--nice", type=int, default=15)
+    ap.add_argument("--max-children", type=int, default=2,
+                    help="parallel test processes (default 2, one per core here; they run "
+                         "under nice, so a shared machine's other work goes first)")
     ap.add_argument("--json", type=Path, help="also write the figures to this file")
     ap.add_argument("--only", action="append",
                     help="run only the mutants matching this name pattern (a quick check)")

@@ -20,10 +20,15 @@ takes:
   ``run.py`` reports it apart (``import``), not as killed.
 - The selected tests run fastest first (their durations from mutmut's clean run), so a
   killed mutant usually costs one fast test, not the property tests.
+- ``gc.freeze()`` at the start of a mutant run: the worker inherits the worker server's
+  heap, and pytest's collections at session end would walk all of it (half a second a
+  mutant; ``run.py`` also turns off pytest's unraisable/thread exception plugins, which
+  force those collections).
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
@@ -54,6 +59,7 @@ def pytest_configure(config: Any) -> None:
         if _mutant() == "stats":
             _drop_project_modules()
         return
+    gc.freeze()
     fresh = os.environ.get("MUTATION_FRESH") == "1"
     if not fresh and IMPORT_TIME.exists():
         mangled = _mutant().partition("__mutmut_")[0]
