@@ -251,3 +251,34 @@ def test_in_the_tail_a_confident_read_of_anything_else_is_the_next_pass(first, s
     out += more + t.card_exit(clock) + t.tick(clock + 1.0)
     assert len(out) == 2 and out[1] == want
     assert t.tail_frames == 0 and t.passes == 2
+
+
+def test_a_tail_frame_at_exactly_tail_limit_s_is_still_tail():
+    """The exited card's tail lasts "for at most tail_limit_s" after the pass's end (the
+    exit plus the grace): a frame of it at exactly that limit is still tail, one later is
+    a new pass. Binary-exact times: exit 1.0, no grace, limit 0.25."""
+    t = PassTracker(sensor=True, min_frames=2, exit_grace_s=0.0, exit_timeout_s=0.5,
+                    tail_limit_s=0.25)
+    out, _ = _feed_at(t, 0.5, [card("QH")] * 3)
+    out += t.card_exit(1.0)
+    out += t.frame(1.125, card("QH"))  # decides the pass (grace over), then tail
+    out += t.frame(1.25, card("QH"))   # exactly at the limit: tail
+    assert out == [CardSeen(parse_card("QH"), "up", "index")] and t.tail_frames == 2
+    assert not t.in_pass
+    out += t.frame(1.3125, card("QH"))  # past it: the start of a new pass
+    assert t.tail_frames == 2 and t.in_pass
+
+
+def test_a_card_still_in_view_when_its_pass_is_decided_then_two_more_is_two_presences():
+    """Sensor mode: the exited card lingers (tail), then another card starts the next pass
+    at once: that is one presence. An empty gap and a third card make it two separate
+    presences for the next exit: unreadable, never one of the two guessed."""
+    t = _sensor(gap_frames=2)
+    out, clock = _feed_at(t, 0.0, [card("QH")] * 3)
+    out += t.card_exit(clock)
+    more, clock = _feed_at(t, clock + 1 / FPS,
+                           [card("QH"), card("5D"), card("5D"), EMPTY, EMPTY,
+                            card("7C"), card("7C")])
+    out += more + t.card_exit(clock) + t.tick(clock + 1.0)
+    assert out == [CardSeen(parse_card("QH"), "up", "index"),
+                   UnreadableCard("2 separate cards were seen for one card-exit event")]
