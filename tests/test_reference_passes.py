@@ -282,3 +282,19 @@ def test_a_card_still_in_view_when_its_pass_is_decided_then_two_more_is_two_pres
     out += more + t.card_exit(clock) + t.tick(clock + 1.0)
     assert out == [CardSeen(parse_card("QH"), "up", "index"),
                    UnreadableCard("2 separate cards were seen for one card-exit event")]
+
+
+def test_the_tail_ends_only_after_gap_frames_empty_frames():
+    """The tail lasts "until gap_frames empty frames": with gap_frames = 3, two empty
+    frames between the exited card's lingering frames do not end it; three do (and
+    the same card seen after that is a new pass)."""
+    t = _sensor(gap_frames=3, tail_limit_s=10.0)
+    out, clock = _feed_at(t, 0.0, [card("QH")] * 3)
+    out += t.card_exit(clock)
+    more, clock = _feed_at(t, clock + 1 / FPS,
+                           [card("QH"), EMPTY, EMPTY, card("QH"), EMPTY, EMPTY, card("QH")])
+    out += more
+    assert out == [CardSeen(parse_card("QH"), "up", "index")]
+    assert t.tail_frames == 3 and not t.in_pass
+    more, clock = _feed_at(t, clock, [EMPTY, EMPTY, EMPTY, card("QH")])
+    assert more == [] and t.tail_frames == 3 and t.in_pass
