@@ -47,7 +47,7 @@ GAME_TESTS = ["tests/test_game_shoe.py", "tests/test_shoe_supervisor_paths.py",
 #: name -> (file to mutate, the tests that run against it)
 MODULES: dict[str, tuple[str, list[str]]] = {
     "cards": ("shoe_controller/game/cards.py",
-              ["tests/test_game_tableau.py", "tests/test_replay.py", *GAME_TESTS]),
+              ["tests/test_reference_cards.py", "tests/test_game_tableau.py", "tests/test_replay.py", *GAME_TESTS]),
     "tableau": ("shoe_controller/game/tableau.py",
                 ["tests/test_reference_tableau.py", "tests/test_game_tableau.py",
                  "tests/test_reference_money.py",
@@ -62,7 +62,8 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "insurance": ("shoe_controller/game/insurance.py",
                   ["tests/test_game_insurance.py", "tests/test_reference_money.py",
                    "tests/test_whole_shoe.py"]),
-    "inventory": ("shoe_controller/game/inventory.py", [*GAME_TESTS]),
+    "inventory": ("shoe_controller/game/inventory.py",
+                  ["tests/test_reference_cards.py", *GAME_TESTS]),
     "shoe": ("shoe_controller/game/shoe.py",
              ["tests/test_game_insurance.py", "tests/test_game_properties.py", *GAME_TESTS]),
     "events": ("shoe_controller/game/events.py",
