@@ -298,3 +298,30 @@ def test_the_tail_ends_only_after_gap_frames_empty_frames():
     assert t.tail_frames == 3 and not t.in_pass
     more, clock = _feed_at(t, clock, [EMPTY, EMPTY, EMPTY, card("QH")])
     assert more == [] and t.tail_frames == 3 and t.in_pass
+
+
+def test_the_most_frequent_abstention_is_the_reason():
+    rejects = [FrameRead.rejected("blur"), FrameRead.rejected("glare"),
+               FrameRead.rejected("blur")]
+    assert vote(tally(rejects), 1) == UnreadableCard("no confident read in 3 frames (blur)")
+    low = [card("QH", confidence=0.2), FrameRead.rejected("glare"), card("5D", confidence=0.1)]
+    assert vote(tally(low), 1) == UnreadableCard(
+        "no confident read in 3 frames (confidence below 0.6)")
+
+
+@pytest.mark.parametrize("reads", [
+    [card("QH"), card("QD")],
+    [card("QH"), card("QD"), FrameRead.cut(0.9), FrameRead.foreign("Z")],
+    [card("9S"), card("9S"), card("2C"), card("2C"), card("KD")],
+    [FrameRead.rejected("glare"), FrameRead.rejected("blur")],
+    [FrameRead.rejected("a"), FrameRead.rejected("c"), FrameRead.rejected("b"),
+     card("QH", confidence=0.1)],
+])
+def test_a_pass_reads_the_same_whatever_order_its_frames_came_in(reads):
+    """The vote is over counts: the same frames in any order give the same input, and
+    equal counts are listed in one fixed order (the reason a dealer sees must not depend
+    on which frame came first)."""
+    import itertools
+
+    results = {vote(tally(list(p)), 1) for p in itertools.permutations(reads)}
+    assert len(results) == 1
