@@ -47,7 +47,8 @@ GAME_TESTS = ["tests/test_game_shoe.py", "tests/test_shoe_supervisor_paths.py",
 #: name -> (file to mutate, the tests that run against it)
 MODULES: dict[str, tuple[str, list[str]]] = {
     "cards": ("shoe_controller/game/cards.py",
-              ["tests/test_reference_cards.py", "tests/test_game_tableau.py", "tests/test_replay.py", *GAME_TESTS]),
+              ["tests/test_reference_cards.py", "tests/test_game_tableau.py",
+               "tests/test_replay.py", *GAME_TESTS]),
     "tableau": ("shoe_controller/game/tableau.py",
                 ["tests/test_reference_tableau.py", "tests/test_game_tableau.py",
                  "tests/test_reference_money.py",
