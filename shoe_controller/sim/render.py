@@ -536,8 +536,13 @@ def draw_card_face(code: str, style: str = "classic") -> CardFace:
     """The face of card ``code`` (e.g. ``"TS"``) in ``style``, at the calibrated scale.
 
     Indices at the top-left and (turned) bottom-right corners (four corners for some
-    designs), the design's border, pips or court art, rounded corners.
+    designs), the design's border, pips or court art, rounded corners. ``ext:<deck>``
+    names a deck drawn by others (:mod:`shoe_controller.sim.external_decks`).
     """
+    if style.startswith("ext:"):
+        from shoe_controller.sim.external_decks import card_face
+
+        return card_face(code, style)
     return draw_face(code, design(style))
 
 
@@ -593,6 +598,10 @@ def draw_face(code: str, d: Design) -> CardFace:
 def draw_plain_face(colour: tuple[int, int, int], style: str = "classic") -> CardFace:
     """A plain plastic card of ``colour`` (BGR), the size and corners of ``style``'s cards
     (the cut card is one; a plain card of another colour is not)."""
+    if style.startswith("ext:"):
+        from shoe_controller.sim.external_decks import plain_face
+
+        return plain_face(colour, style)
     d = design(style)
     img, mask = _blank_face(d, colour)
     face = draw_card_face("AS", style)  # same card size: keep the same index box
@@ -602,6 +611,10 @@ def draw_plain_face(colour: tuple[int, int, int], style: str = "classic") -> Car
 @lru_cache(maxsize=32)
 def draw_cut_face(style: str = "classic") -> CardFace:
     """The cut card of ``style``: plain coloured plastic, no index."""
+    if style.startswith("ext:"):
+        from shoe_controller.sim.external_decks import cut_face
+
+        return cut_face(style)
     return draw_plain_face(design(style).cut_colour, style)
 
 
