@@ -27,8 +27,17 @@ Time per frame is the reading thread's CPU time (``time.thread_time``; the machi
 is shared, so wall time is printed too). RSS: a fresh process that loads a profile and
 reads frames with the daemon's reader reports its peak resident memory.
 
+External decks (card designs drawn by others: gnome-cards-data's SVG decks,
+``shoe_controller/sim/external_decks.py``) are designs ``ext:<deck>``, or the groups
+``ext:development`` / ``ext:validation`` / ``ext:all``; their split is the module's
+(DEVELOPMENT / VALIDATION, fixed before any figure). An external deck is learned the way a
+casino technician does it, through the calibration CLI
+(``shoe-calibrate learn --images DIR --out PROFILE``, a subprocess; its CPU time is the
+child's), and a refusal prints the CLI's own explanation.
+
     nice -n 10 python bench/vision.py                      # all designs
     python bench/vision.py --guided 300 --full 300 --designs classic four-colour
+    nice -n 10 python bench/vision.py --designs ext:development --guided 300 --full 300
 """
 
 from __future__ import annotations
@@ -51,7 +60,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from calibration.evaluate import verdict
 from calibration.learn import frames_by_label
 from shoe_controller.game.inputs import CardSeen, CutCardSeen
-from shoe_controller.sim import render
+from shoe_controller.sim import external_decks, render
 from shoe_controller.vision.index_learn import LearnError, learn_profile
 from shoe_controller.vision.index_reader import IndexReader
 from shoe_controller.vision.passes import EMPTY, PassTracker
@@ -67,6 +76,7 @@ DEVELOPMENT = (
 VALIDATION = (
     "liberation-jumbo-4c", "c059-narrow10-border", "notoserif-wide-pips",
     "times-jumbo-art-4corner",
+    *external_decks.designs("validation"),
 )
 RANGES = {"guided": render.GUIDED, "full": render.FULL}
 TARGETS = {"guided": (0.999, 0.0), "full": (0.99, 0.0005)}  # accuracy >=, misread share <=
@@ -201,9 +211,11 @@ def resampled_passes(by_card: dict[str, list[str]], n: int, seed: int) -> Counte
 def learn_style(style: str, workdir: Path) -> tuple[IndexReader | None, float, str, Path]:
     """Write the design's calibration frames as PNG files and learn them, as a casino
     learns its own deck; (reader or None, seconds, failure, profile path)."""
-    folder = workdir / f"calibration-{style}"
+    folder = workdir / f"calibration-{style.replace(':', '-')}"
     render.write_calibration_set(folder, style)
-    path = workdir / f"{style}.profile.npz"
+    path = workdir / f"{style.replace(':', '-')}.profile.npz"
+    if external_decks.is_external(style):
+        return learn_with_cli(folder, path)
     c0 = time.process_time()
     try:
         profile = learn_profile(frames_by_label(folder), source=str(folder))
@@ -212,6 +224,42 @@ def learn_style(style: str, workdir: Path) -> tuple[IndexReader | None, float, s
     took = time.process_time() - c0
     save_profile(profile, path)
     return IndexReader(profile), took, "", path
+
+
+def learn_with_cli(folder: Path, path: Path) -> tuple[IndexReader | None, float, str, Path]:
+    """``shoe-calibrate learn --images folder --out path`` in a subprocess (the
+    technician's path); (reader or None, the child's CPU seconds, its explanation)."""
+    from shoe_controller.vision.profile import load_profile
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    run = subprocess.run([sys.executable, "-m", "calibration.cli", "learn", "--images",
+                          str(folder), "--out", str(path), "--quiet"],
+                         capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parent.parent)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    took = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if run.returncode != 0:
+        why = " ".join((run.stderr or run.stdout).split())
+        return None, took, f"exit {run.returncode}: {why}", path
+    return IndexReader(load_profile(path)), took, "", path
+
+
+def _designs(names: list[str]) -> list[str]:
+    """Expand ``ext:development`` / ``ext:validation`` / ``ext:all``; refuse unknown names."""
+    out: list[str] = []
+    for name in names:
+        group = name.removeprefix(external_decks.PREFIX)
+        if external_decks.is_external(name) and group in ("development", "validation", "all"):
+            out += external_decks.designs(group)
+        elif external_decks.is_external(name):
+            external_decks.deck_of(name)  # ValueError names the decks
+            out.append(name)
+        elif name in render.STYLES:
+            out.append(name)
+        else:
+            raise SystemExit(f"unknown design {name!r}; one of {', '.join(render.STYLES)} "
+                             "or ext:<deck> (ext:development, ext:validation, ext:all)")
+    return out
 
 
 _RSS_SCRIPT = """
@@ -265,13 +313,20 @@ def main(argv: list[str] | None = None) -> int:
                    help="rendered card passes per design (full range)")
     p.add_argument("--passes", type=int, default=20000,
                    help="resampled card passes per design (full range)")
-    p.add_argument("--designs", nargs="+", default=[*DEVELOPMENT, *VALIDATION],
-                   choices=render.STYLES)
+    p.add_argument("--designs", nargs="+",
+                   default=[*DEVELOPMENT, *(v for v in VALIDATION
+                                            if not external_decks.is_external(v))],
+                   help="render.py designs and/or ext:<deck> (ext:development, "
+                        "ext:validation, ext:all); default: render.py's designs")
     p.add_argument("--seed", type=int, default=20240)
     p.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     p.add_argument("--workers", type=int, default=1,
                    help="rendering processes (0: render in this process)")
     args = p.parse_args(argv)
+    try:
+        args.designs = _designs(args.designs)
+    except ValueError as e:
+        p.error(str(e))
     cv2.setNumThreads(1)
     print("index reader: 640x480 BGR frames, cv2.setNumThreads(1), read in one process; "
           "labels: 90% cards (52 codes), 5% CUT, 5% NONE;")
