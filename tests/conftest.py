@@ -11,9 +11,11 @@ from hypothesis import Phase, settings
 from tests.support.broker import Mosquitto
 
 # The mutation campaign (docs/testing.md): the same examples every run, no shrinking (a
-# mutant only needs one failing example, and shrinking it costs minutes), no database.
+# mutant only needs one failing example, and shrinking it costs minutes), no database, no
+# deadline (a loaded machine and mutmut's call recording make an example slow, not wrong:
+# a deadline failure in mutmut's clean run stops the whole module's run).
 settings.register_profile(
-    "mutation", derandomize=True, database=None,
+    "mutation", derandomize=True, database=None, deadline=None,
     phases=[Phase.explicit, Phase.reuse, Phase.generate],
 )
 if os.environ.get("HYPOTHESIS_PROFILE"):
