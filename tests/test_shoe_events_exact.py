@@ -348,3 +348,30 @@ def test_a_manual_card_seen_once_too_often_is_dealt_stamped_after_its_alert():
     assert evs == [E.RoundResumed(1, 1, source="key"),
                    E.IntegrityAlert(1, 1, "excess_card", {"card": "AS", "seen": 2, "decks": 1}),
                    E.CardDealt(1, 1, "player", 1, "AS", None, source="manual")]
+
+
+def test_an_unreadable_extra_card_under_carry_in_a_round_names_that_round():
+    """The round is complete and awaits its confirmation (still open); an unreadable card
+    now cannot be carried into the next round unread: the fault and the pause belong to
+    the open round, round 1."""
+    _, evs = play({**BUTTONS, "extra_card": "carry"}, I.NewShoe(), I.NewRound(),
+                  *cards("7S KC 9D 5D 3H"), I.UnreadableCard())
+    assert evs == [E.Fault(1, 1, "unreadable_card", "misdealt card unreadable: enter it"),
+                   E.RoundPaused(1, 1, "unreadable_card")]
+
+
+def test_every_answer_to_a_void_carries_who_asked():
+    """docs/daemon.md: a supervisor's action is journaled with who did it, whether it is
+    refused, refused for the burn indicator, voids a round or only lifts a pause."""
+    who = {"source": "socket", "operator": ANN}
+    _, evs = play(BUTTONS, I.NewShoe(), I.Void(**who))
+    assert evs == [E.Fault(1, None, "input_refused",
+                           "no round is open and nothing is paused: nothing to void", **who)]
+    _, evs = play({"burn": "first_card"}, I.NewShoe(), I.UnreadableCard(), I.Void(**who))
+    assert evs == [E.Fault(1, None, "manual_card_required",
+                           "the burn indicator decides the burn: enter it", **who)]
+    _, evs = play(BUTTONS, I.NewShoe(), I.Pause(), I.Void(**who))
+    assert evs == [E.RoundResumed(1, None, **who)]
+    _, evs = play(BUTTONS, I.NewShoe(), I.NewRound(), c("7S"), I.Void(**who))
+    assert evs == [E.RoundVoided(1, 1, "supervisor", **who, key=False),
+                   E.BetsOpen(1, 2, ALL)]
