@@ -20,6 +20,14 @@ takes:
   ``run.py`` reports it apart (``import``), not as killed.
 - The selected tests run fastest first (their durations from mutmut's clean run), so a
   killed mutant usually costs one fast test, not the property tests.
+- A CPU-time limit per mutant run: twice the selected tests' time in mutmut's stats
+  run (measured with its call recording on: more than they need), plus 15 s (30 s when
+  the project is imported afresh) (``resource.RLIMIT_CPU``; SIGXCPU ends the run and
+  mutmut reports it as a timeout). mutmut's own wall-clock timer lives in a thread that
+  does not survive its fork server's fork, and its CPU limit is (tests + 20 s) x 8: a
+  mutant that loops at import cost many minutes of a shared machine. CPU time does not
+  grow with the machine's load, so the limit is tight without taking a slow worker for
+  a hang.
 - ``gc.freeze()`` at the start of a mutant run: the worker inherits the worker server's
   heap, and pytest's collections at session end would walk all of it (half a second a
   mutant; ``run.py`` also turns off pytest's unraisable/thread exception plugins, which
@@ -31,7 +39,9 @@ from __future__ import annotations
 import gc
 import json
 import os
+import resource
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +64,28 @@ def _drop_project_modules() -> None:
             del sys.modules[name]
 
 
+def _durations() -> dict[str, float]:
+    try:
+        return json.loads(Path("mutmut-stats.json").read_text())["duration_by_test"]
+    except (OSError, ValueError, KeyError):
+        return {}
+
+
+def _limit_cpu(test_ids: list[str], fresh: bool) -> None:
+    """Limit this run's CPU time (see the module doc); set before collection, so a
+    mutant that loops at import is stopped too."""
+    durations = _durations()
+    if not durations:
+        return
+    selected = [durations.get(t.removeprefix("mutants/"), 1.0) for t in test_ids
+                if "::" in t] or list(durations.values())
+    budget = 2 * sum(selected) + (30 if fresh else 15)
+    limit = int(time.process_time() + budget) + 1
+    _soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    if hard == resource.RLIM_INFINITY or limit < hard:
+        resource.setrlimit(resource.RLIMIT_CPU, (limit, hard))
+
+
 def pytest_configure(config: Any) -> None:
     if not _is_mutant_run():
         if _mutant() == "stats":
@@ -64,6 +96,7 @@ def pytest_configure(config: Any) -> None:
     if not fresh and IMPORT_TIME.exists():
         mangled = _mutant().partition("__mutmut_")[0]
         fresh = mangled in set(json.loads(IMPORT_TIME.read_text(encoding="utf-8")))
+    _limit_cpu(config.args, fresh)
     if fresh:
         _drop_project_modules()
 
@@ -86,8 +119,5 @@ def pytest_collection_modifyitems(session: Any, config: Any, items: list[Any]) -
         IMPORT_TIME.write_text(json.dumps(sorted(hit), indent=1) + "\n", encoding="utf-8")
         return
     if _is_mutant_run():
-        try:
-            durations = json.loads(Path("mutmut-stats.json").read_text())["duration_by_test"]
-        except (OSError, ValueError, KeyError):
-            return
+        durations = _durations()
         items.sort(key=lambda item: durations.get(item.nodeid, 0.0))
