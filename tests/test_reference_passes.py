@@ -325,3 +325,41 @@ def test_a_pass_reads_the_same_whatever_order_its_frames_came_in(reads):
 
     results = {vote(tally(list(p)), 1) for p in itertools.permutations(reads)}
     assert len(results) == 1
+
+
+def test_a_frame_at_exactly_the_exit_plus_grace_still_belongs_to_the_pass():
+    """A sensor pass is "the frames since the previous exit up to this exit (plus
+    exit_grace_s)": at exactly exit + grace the pass is not decided yet, and a frame then
+    is counted in it. Binary-exact times: exit 1.0, grace 0.25."""
+    t = PassTracker(sensor=True, min_frames=3, exit_grace_s=0.25, exit_timeout_s=5.0)
+    out = t.frame(0.5, card("QH")) + t.frame(0.75, card("QH")) + t.card_exit(1.0)
+    assert out == [] and t.tick(1.25) == [] and t.in_pass
+    assert t.frame(1.25, card("QH")) == []
+    assert t.tick(1.3125) == [CardSeen(parse_card("QH"), "up", "index")]
+    assert t.passes == 1
+
+
+def test_a_card_with_no_exit_is_unreadable_only_after_exit_timeout_s():
+    """"A card in the window with no exit event within exit_timeout_s is unreadable":
+    not before, not at exactly the timeout (an exit then is still within it), once
+    after; each such pass counted once. Binary-exact times: last frame 10.0, timeout 1.0."""
+    no_exit = UnreadableCard("a card was seen in the window but no card-exit event came")
+    t = PassTracker(sensor=True, min_frames=2, gap_frames=2, exit_grace_s=0.0,
+                    exit_timeout_s=1.0)
+    for ts, r in [(9.875, card("QH")), (10.0, card("QH")), (10.0625, EMPTY),
+                  (10.125, EMPTY)]:
+        assert t.frame(ts, r) == []
+    assert t.tick(10.5) == [] and t.tick(11.0) == [] and t.in_pass
+    assert t.tick(11.0625) == [no_exit] and t.passes == 1 and not t.in_pass
+    assert t.tick(20.0) == [] and t.passes == 1
+    for ts, r in [(30.0, card("5D")), (30.125, EMPTY), (30.25, EMPTY)]:
+        t.frame(ts, r)
+    assert t.tick(31.5) == [no_exit] and t.passes == 2
+    # an exit at exactly the timeout still pairs with the pass
+    t2 = PassTracker(sensor=True, min_frames=2, gap_frames=2, exit_grace_s=0.0,
+                     exit_timeout_s=1.0)
+    for ts, r in [(9.875, card("QH")), (10.0, card("QH")), (10.0625, EMPTY),
+                  (10.125, EMPTY)]:
+        t2.frame(ts, r)
+    assert t2.tick(11.0) == [] and t2.card_exit(11.0) == []
+    assert t2.tick(11.0625) == [CardSeen(parse_card("QH"), "up", "index")]
