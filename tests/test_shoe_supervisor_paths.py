@@ -285,3 +285,35 @@ def test_void_insurance_at_a_table_without_insurance_does_nothing():
     t = Table(**BUTTONS)
     t.feed(I.NewShoe(), I.NewRound())
     assert t.feed(I.VoidInsurance()) == []
+
+
+@pytest.mark.parametrize("meantime", [
+    [I.UnreadableCard("blur")], [I.UnreadableCard(), I.UnreadableCard()],
+    [I.CardSeen(parse_card("4H")), I.UnreadableCard()]])
+def test_another_unreadable_card_while_one_awaits_its_entry_does_not_end_the_wait(meantime):
+    """docs/game.md: "Only a ManualCard resolves it: a card read in the meantime is ... a
+    card_while_paused misdeal, never taken for the unread one". An unreadable read in the
+    meantime must not end the wait either: a resume stays refused, and the entered card
+    is dealt where the unread one belongs (Banker's first card here)."""
+    t = Table(**BUTTONS)
+    t.feed(I.NewShoe(), I.NewRound(), *cards("7S"), I.UnreadableCard())
+    for inp in meantime:
+        evs = t.feed(inp)
+        assert kinds(evs) == ["misdeal"] and evs[0].kind == "card_while_paused"
+    assert t.state.pending
+    evs = t.feed(I.Resume())
+    assert kinds(evs) == ["fault"] and evs[0].kind == "manual_card_required"
+    evs = t.feed(I.ManualCard(parse_card("KC")))
+    assert kinds(evs) == ["round_resumed", "card_dealt"]
+    assert (evs[1].hand, evs[1].position, evs[1].card) == ("banker", 1, "KC")
+    evs = t.feed(*cards("9D 5D 3H"))  # P 7S 9D = 6 stands, B KC 5D = 5 draws 3H
+    assert next(e for e in evs if e.type == "round_result").banker == ("KC", "5D", "3H")
+
+
+def test_a_void_still_writes_the_unread_card_off_after_another_unreadable_one():
+    t = Table(**BUTTONS)
+    t.feed(I.NewShoe(), I.NewRound(), *cards("7S"), I.UnreadableCard(), I.UnreadableCard())
+    evs = t.feed(I.Void())
+    assert [(e.type, getattr(e, "kind", None)) for e in evs][:2] == [
+        ("misdeal", "unread_card"), ("round_voided", None)]
+    assert not t.state.pending and t.state.paused is None and t.state.unread == 2

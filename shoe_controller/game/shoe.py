@@ -887,7 +887,11 @@ def _ev_shoe_ended(s: ShoeState, ev: ShoeEnded) -> ShoeState:
 
 def _ev_misdeal(s: ShoeState, ev: Misdeal) -> ShoeState:
     if ev.card is None:
-        return _replace(s, unread=s.unread + 1, pending=False)
+        # an unread card written off: only the write-off of the card the round waits for
+        # (a void's "unread_card") ends the wait; another unreadable card read in the
+        # meantime (card_while_paused) is discarded, and the round still waits
+        return _replace(s, unread=s.unread + 1,
+                        pending=s.pending and ev.kind != "unread_card")
     inventory = s.inventory + SHIFT_BY_CODE[ev.card]
     if ev.policy == "carry":
         return _replace(s, carried=(*s.carried, ev.card), inventory=inventory)
