@@ -159,11 +159,15 @@ def _outline_angle(pts: np.ndarray, w: int, h: int) -> float | None:
 
 
 def find_regions(small: np.ndarray, min_area: float, max_regions: int = 2,
-                 level_floor: float = 0.0) -> tuple[float, list[Region]]:
+                 level_floor: float = 0.0, ink_share: bool = True
+                 ) -> tuple[float, list[Region]]:
     """Light regions of a quarter-resolution frame, largest first.
 
     Returns (brightest level, regions with at least ``min_area`` frame pixels).
     ``level_floor``: the mask threshold is never below it (keeps the dark interior out).
+    ``ink_share``: measure each region's :attr:`Region.ink_share` (a median filter, the
+    costliest step here); without it the share is NaN. The reader needs it only when no
+    index was read (is the region a plain card?), and asks again then.
     """
     bright = channel_max(small)
     level = float(bright.max())
@@ -193,20 +197,7 @@ def find_regions(small: np.ndarray, min_area: float, max_regions: int = 2,
             m = cv2.mean(roi, roi_mask)[0]
             mean = (m, m, m)
         rlevel = float(cv2.minMaxLoc(bright[y:y + bh, x:x + bw], roi_mask)[1])
-        inside = np.zeros((bh, bw), np.uint8)
-        cv2.drawContours(inside, [c], -1, 255, -1, offset=(-x, -y))
-        inside = cv2.erode(inside, _K3, iterations=3)
-        n_in = cv2.countNonZero(inside)
-        if n_in:
-            # print: pixels far from their neighbourhood's median colour (a plain card,
-            # however unevenly lit, has none)
-            med = cv2.medianBlur(np.ascontiguousarray(roi), 7)
-            dev = channel_max(cv2.absdiff(roi, med))
-            thr = np.maximum(channel_max(med) * 0.25, 40).astype(np.uint8)
-            printed = cv2.compare(dev, thr, cv2.CMP_GT)
-            ink_share = cv2.countNonZero(cv2.bitwise_and(printed, inside)) / n_in
-        else:
-            ink_share = 1.0
+        share = _ink_share(roi, c, x, y, bw, bh) if ink_share else math.nan
         # deskew the outline; its extreme extents give the card's corners
         t = math.radians(angle)
         ct, st = math.cos(t), math.sin(t)
@@ -230,8 +221,26 @@ def find_regions(small: np.ndarray, min_area: float, max_regions: int = 2,
             not (margin <= px < fw - margin and margin <= py < fh - margin) for px, py in (tl, br))
         borders = (x <= 0, y <= 0, x + bw >= w, y + bh >= h)
         regions.append(Region(area, angle, mean, rlevel, tl, br, touches, clipped_tl, clipped_br,
-                              ink_share, borders))
+                              share, borders))
     return level, regions
+
+
+def _ink_share(roi: np.ndarray, contour: np.ndarray, x: int, y: int, bw: int, bh: int
+               ) -> float:
+    """The share of a region's inside (its outline, eroded) that is print: pixels far
+    from their neighbourhood's median colour (a plain card, however unevenly lit, has
+    none). ``roi``: the region's bounding box (x, y, bw, bh) of the small frame."""
+    inside = np.zeros((bh, bw), np.uint8)
+    cv2.drawContours(inside, [contour], -1, 255, -1, offset=(-x, -y))
+    inside = cv2.erode(inside, _K3, iterations=3)
+    n_in = cv2.countNonZero(inside)
+    if not n_in:
+        return 1.0
+    med = cv2.medianBlur(np.ascontiguousarray(roi), 7)
+    dev = channel_max(cv2.absdiff(roi, med))
+    thr = np.maximum(channel_max(med) * 0.25, 40).astype(np.uint8)
+    printed = cv2.compare(dev, thr, cv2.CMP_GT)
+    return cv2.countNonZero(cv2.bitwise_and(printed, inside)) / n_in
 
 
 def crop_corner(frame: np.ndarray, region: Region, upside_down: bool,
@@ -288,9 +297,11 @@ def find_ink(crop: np.ndarray, min_part: int, min_contrast: float = 20.0,
     moves the threshold that share of the way towards the ink (parts joined by blur
     come apart).
     """
-    ink = channel_min(crop).copy()
+    ink = channel_min(crop)
+    if ink is crop:  # a grey crop: paint on a copy
+        ink = ink.copy()
     h, w = ink.shape
-    light = float(np.percentile(ink, 90))
+    light = percentile_u8(ink, 90)
     # the card's own edges near the crop's top and left (the corner is known to a few
     # pixels): the first row / column whose median is paper-light; everything before
     # it (the shoe interior, the rounded corner) is painted as paper
@@ -298,26 +309,29 @@ def find_ink(crop: np.ndarray, min_part: int, min_contrast: float = 20.0,
     e = CORNER_PAD + 3
     ty = tx = 0
     if not free[1]:
-        rows = np.median(ink[:n, w // 5:], axis=1)
+        rows = median_u8(ink[:n, w // 5:], axis=1)
         light_rows = np.flatnonzero(rows > 0.6 * light)
         ty = int(light_rows[0]) if len(light_rows) else 0
         ink[:max(e, ty + 3), :] = np.uint8(light)
     if not free[0]:
-        cols = np.median(ink[h // 5:, :n], axis=0)
+        cols = median_u8(ink[h // 5:, :n], axis=0)
         light_cols = np.flatnonzero(cols > 0.6 * light)
         tx = int(light_cols[0]) if len(light_cols) else 0
         ink[:, :max(e, tx + 3)] = np.uint8(light)
     if not (free[0] or free[1]):
-        ink[_corner_triangle((h, w), max(2 * e, tx + ty) + 8)] = np.uint8(light)
+        np.copyto(ink, np.uint8(light), where=_corner_triangle((h, w), max(2 * e, tx + ty) + 8))
     thr, _ = cv2.threshold(ink, 0, 255, cv2.THRESH_BINARY_INV | cv2.THRESH_OTSU)
-    is_paper = ink > thr
-    paper = float(cv2.mean(ink, is_paper.view(np.uint8))[0]) if is_paper.any() else 0.0
+    # the paper: ink > thr (an 8-bit threshold compares as that); the mean over no pixel
+    # is 0
+    _t, is_paper = cv2.threshold(ink, thr, 255, cv2.THRESH_BINARY)
+    paper = float(cv2.mean(ink, is_paper)[0])
     if paper - thr < min_contrast:
         return "no ink on a light face near the corner"
     if darker:
         thr -= darker * (paper - thr)
     e = max(e, tx + 3, ty + 3)
-    binary = (ink <= thr).view(np.uint8)
+    # ink <= thr (an 8-bit threshold is compared as its floor, the same for integers)
+    _t, binary = cv2.threshold(ink, thr, 1, cv2.THRESH_BINARY_INV)
     _n, labels, stats, centroids = cv2.connectedComponentsWithStats(binary, connectivity=8)
     x, y, bw, bh, area = stats.T
     keep = (area >= min_part) & (x + bw < w - 1) & (y + bh < h - 1)
@@ -330,6 +344,45 @@ def find_ink(crop: np.ndarray, min_part: int, min_contrast: float = 20.0,
         keep &= y > 0
     keep[0] = False
     return Ink(crop, ink, labels, stats, centroids, keep, paper, float(thr))
+
+
+def percentile_u8(a: np.ndarray, q: float) -> float:
+    """``np.percentile(a, q)`` of an 8-bit image, the same value, from its histogram
+    (no sort): the two order statistics the percentile lies between are read off the
+    cumulative counts; when they are equal (nearly always in a crop) that is the value,
+    otherwise numpy interpolates between them.
+
+    >>> a = np.array([[3, 9, 9], [9, 9, 200]], np.uint8)
+    >>> percentile_u8(a, 50) == float(np.percentile(a, 50)), percentile_u8(a, 90)
+    (True, 104.5)
+    """
+    n = a.size
+    pos = (n - 1) * (q / 100.0)
+    lo = math.floor(pos)
+    cum = np.cumsum(cv2.calcHist([a], [0], None, [256], [0, 256]).ravel())
+    # the k-th smallest (0-based) is the first value whose cumulative count passes k
+    below, above = np.searchsorted(cum, [lo + 1, min(lo + 2, n)])
+    if below == above:
+        return float(below)
+    return float(np.percentile(a, q))
+
+
+def median_u8(a: np.ndarray, axis: int) -> np.ndarray:
+    """``np.median(a, axis=axis)`` of a 2-d 8-bit array (the same float64 values,
+    without numpy's checks): the middle of each line, or the mean of the two middle
+    ones, found by a partial sort.
+
+    >>> a = np.array([[5, 1, 3, 200], [7, 7, 0, 1]], np.uint8)
+    >>> median_u8(a, 1).tolist(), median_u8(a, 0).tolist()
+    ([4.0, 4.0], [6.0, 4.0, 1.5, 100.5])
+    """
+    m = a.shape[axis]
+    k = m // 2
+    s = np.partition(a, [k - 1, k] if m % 2 == 0 else k, axis=axis)
+    hi = np.take(s, k, axis=axis).astype(np.float64)
+    if m % 2:
+        return hi
+    return (np.take(s, k - 1, axis=axis) + hi) / 2
 
 
 @lru_cache(maxsize=16)
@@ -346,6 +399,19 @@ def union_box(stats: np.ndarray, ids: list[int]) -> tuple[int, int, int, int]:
     return x0, y0, x1, y1
 
 
+def _parts_mask(labels: np.ndarray, ids: list[int]) -> np.ndarray:
+    """1 where ``labels`` is one of ``ids``, else 0 (uint8): ``np.isin`` for the few
+    labels of a glyph, without its set machinery.
+
+    >>> _parts_mask(np.array([[0, 1, 2], [2, 3, 1]]), [1, 3]).tolist()
+    [[0, 1, 0], [0, 1, 1]]
+    """
+    sel = labels == ids[0]
+    for i in ids[1:]:
+        sel |= labels == i
+    return sel.view(np.uint8)
+
+
 def glyph_vector(ink: Ink, ids: list[int], canvas: tuple[int, int]) -> np.ndarray | None:
     """The parts ``ids`` as one normalized glyph: the darkness of the ink (paper minus
     ink, with a pixel of blur margin around the parts) scaled to the canvas height,
@@ -354,7 +420,7 @@ def glyph_vector(ink: Ink, ids: list[int], canvas: tuple[int, int]) -> np.ndarra
     x0, y0 = max(x0 - 1, 0), max(y0 - 1, 0)
     x1, y1 = min(x1 + 1, ink.ink.shape[1]), min(y1 + 1, ink.ink.shape[0])
     lab = ink.labels[y0:y1, x0:x1]
-    sel = np.isin(lab, ids).view(np.uint8) if len(ids) > 1 else (lab == ids[0]).view(np.uint8)
+    sel = _parts_mask(lab, ids)
     sel = cv2.dilate(sel, _K3)
     roi = np.maximum(ink.paper - ink.ink[y0:y1, x0:x1].astype(np.float32), 0) * sel
     ch, cw = canvas
@@ -382,12 +448,13 @@ def ink_colour(ink: Ink, ids: list[int]) -> np.ndarray | None:
         return None
     x0, y0, x1, y1 = union_box(ink.stats, ids)
     lab = ink.labels[y0:y1, x0:x1]
-    core = np.isin(lab, ids).view(np.uint8)
+    core = _parts_mask(lab, ids)
     eroded = cv2.erode(core, _K3)
     if int(eroded.sum()) >= 6:
         core = eroded
     b, g, r, _ = cv2.mean(ink.crop[y0:y1, x0:x1], core)
-    paper_mask = (ink.ink >= ink.paper - 8).view(np.uint8)
+    # ink >= paper - 8, as an 8-bit threshold (ink > ceil(paper - 8) - 1)
+    _t, paper_mask = cv2.threshold(ink.ink, math.ceil(ink.paper - 8) - 1, 1, cv2.THRESH_BINARY)
     pb, pg, pr, _ = cv2.mean(ink.crop, paper_mask)
     v = np.log((np.array([b, g, r]) + 4.0) / (np.array([pb, pg, pr]) + 4.0))
     return v - v.mean()

@@ -114,7 +114,8 @@ class IndexReader:
     def read(self, frame: np.ndarray) -> FrameRead:
         """The verdict on one 8-bit frame (BGR or grey)."""
         small = to_small(frame)
-        level, regions = find_regions(small, self._min_region, 2, self._mask_floor)
+        level, regions = find_regions(small, self._min_region, 2, self._mask_floor,
+                                      ink_share=False)
         if level < self._empty_level or not regions:
             return FrameRead.empty()
         reads: list[tuple[Card, str, float]] = []
@@ -132,6 +133,8 @@ class IndexReader:
                 elif got[0] > depth:
                     depth, why = got  # type: ignore[assignment]
         if not reads:
+            # is it a plain card? (the print share is measured only now: it is costly)
+            _level, regions = find_regions(small, self._min_region, 2, self._mask_floor)
             plain = self._plain(regions[0])
             if plain is not None:
                 return plain
