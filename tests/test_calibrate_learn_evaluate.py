@@ -31,6 +31,15 @@ def sets(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"cal": base / "cal", "eval": base / "eval", "labels": labels, "base": base}
 
 
+@pytest.fixture(scope="module")
+def learned(sets: dict[str, Path]) -> Path:
+    """The calibration set learned by `learn` once for the module: the tests that only
+    evaluate share it (test_learn_then_evaluate checks what `learn` itself says)."""
+    profile = sets["base"] / "learned.profile.npz"
+    assert main(["learn", "--images", str(sets["cal"]), "--out", str(profile), "--quiet"]) == 0
+    return profile
+
+
 def test_learn_then_evaluate(sets: dict[str, Path], tmp_path: Path,
                              capsys: pytest.CaptureFixture[str]) -> None:
     profile = tmp_path / "table.profile.npz"
@@ -58,10 +67,9 @@ def test_learn_then_evaluate(sets: dict[str, Path], tmp_path: Path,
     assert "frames     60" in text and "misread    0" in text and "accuracy" in text
 
 
-def test_evaluate_counts_misreads(sets: dict[str, Path], tmp_path: Path,
+def test_evaluate_counts_misreads(sets: dict[str, Path], learned: Path, tmp_path: Path,
                                   capsys: pytest.CaptureFixture[str]) -> None:
-    profile = tmp_path / "p.npz"
-    assert main(["learn", "--images", str(sets["cal"]), "--out", str(profile)]) == 0
+    profile = learned
     capsys.readouterr()
     # the same frames with every card label moved on by one card: each card is misread
     rows = list(csv.reader(sets["labels"].open()))[1:]
@@ -103,7 +111,7 @@ def test_learn_usage_errors(sets: dict[str, Path], tmp_path: Path,
     assert e.value.code == 2
 
 
-def test_evaluate_usage_errors(sets: dict[str, Path], tmp_path: Path,
+def test_evaluate_usage_errors(sets: dict[str, Path], learned: Path, tmp_path: Path,
                                capsys: pytest.CaptureFixture[str]) -> None:
     labels = tmp_path / "labels.csv"
     labels.write_text("filename,label\n00000.jpg,QH\n00001.jpg,XX\n")
@@ -111,8 +119,7 @@ def test_evaluate_usage_errors(sets: dict[str, Path], tmp_path: Path,
     assert main(["evaluate", "--profile", str(missing), "--images", str(sets["eval"]),
                  "--labels", str(labels)]) == 2
     assert "no such profile" in capsys.readouterr().err
-    profile = tmp_path / "p.npz"
-    assert main(["learn", "--images", str(sets["cal"]), "--out", str(profile)]) == 0
+    profile = learned
     capsys.readouterr()
     assert main(["evaluate", "--profile", str(profile), "--images", str(sets["eval"]),
                  "--labels", str(labels)]) == 2
@@ -187,12 +194,12 @@ def test_learn_live_over_a_synthetic_shoe(tmp_path: Path,
     assert np.isfinite(learned.rank_templates).all()
 
 
-def test_evaluate_min_accuracy_and_per_card_table(sets: dict[str, Path], tmp_path: Path,
+def test_evaluate_min_accuracy_and_per_card_table(sets: dict[str, Path], learned: Path,
+                                                  tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     """--min-accuracy: exit 1 below it, 0 at or above; the per-card table names the
     cards that were rejected or misread, counted against the labels file."""
-    profile = tmp_path / "p.npz"
-    assert main(["learn", "--images", str(sets["cal"]), "--out", str(profile)]) == 0
+    profile = learned
     rows = list(csv.reader(sets["labels"].open()))[1:]
     # three frames relabelled as another card: exactly those are misread
     wrong = tmp_path / "three-wrong.csv"

@@ -21,25 +21,22 @@ index_reader = pytest.importorskip("shoe_controller.vision.index_reader")
 profile_mod = pytest.importorskip("shoe_controller.vision.profile")
 
 from calibration.cli import main as calibrate  # noqa: E402
-from shoe_controller.game.cards import ALL_CARDS, parse_card  # noqa: E402
+from shoe_controller.game.cards import parse_card  # noqa: E402
 from shoe_controller.game.inputs import CardSeen, CutCardSeen, UnreadableCard  # noqa: E402
 from shoe_controller.sim.sources import SyntheticSource  # noqa: E402
 from shoe_controller.vision.barcode import BarcodeReader  # noqa: E402
 from shoe_controller.vision.passes import PassTracker  # noqa: E402
 from shoe_controller.vision.reader import BothReaders  # noqa: E402
+from tests.support.vision_decks import learned_profile  # noqa: E402
 
 STYLE = "classic"
 
 
 @pytest.fixture(scope="module")
 def profile() -> object:
-    labels = [c.code for c in ALL_CARDS] + ["CUT"]
-    frames = {
-        label: render.render_frame(label, STYLE, render.CALIBRATION, seed=i,
-                                   pose=render.Pose())[0]
-        for i, label in enumerate(labels)
-    }
-    return index_learn.learn_profile(frames, source=f"rendered {STYLE} deck")
+    # the renderer's calibration frames of the deck (one per card code and CUT, at the
+    # calibrated pose), learned once a session (test_vision_reader learns the same)
+    return learned_profile(STYLE)
 
 
 @pytest.fixture(scope="module")

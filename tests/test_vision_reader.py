@@ -26,6 +26,7 @@ from shoe_controller.vision.profile import (
     save_profile,
     update_camera_settings,
 )
+from tests.support.vision_decks import calibration_frames, learned_profile
 
 #: classic (2-colour, small index), four-colour (blue diamonds, green clubs), a jumbo
 #: index with court art a few pixels from it, a jumbo serif index inside a printed
@@ -42,15 +43,14 @@ def _styles(gap_for: tuple[str, ...] = ()) -> list[object]:
 
 
 def _calibration_frames(style: str) -> dict[str, np.ndarray]:
-    return {
-        label: render.render_frame(label, style, CALIBRATION, seed=i, pose=Pose())[0]
-        for i, label in enumerate((*render.CARD_CODES, "CUT"))
-    }
+    """One frame per card code and CUT at the calibrated pose (read-only, rendered once
+    a session; the dict is this test's own)."""
+    return calibration_frames(style)
 
 
 @pytest.fixture(scope="module")
 def profiles() -> dict[str, Profile]:
-    return {style: learn_profile(_calibration_frames(style), source=style) for style in STYLES}
+    return {style: learned_profile(style) for style in STYLES}
 
 
 @pytest.fixture(scope="module")
