@@ -375,3 +375,35 @@ def test_every_answer_to_a_void_carries_who_asked():
     _, evs = play(BUTTONS, I.NewShoe(), I.NewRound(), c("7S"), I.Void(**who))
     assert evs == [E.RoundVoided(1, 1, "supervisor", **who, key=False),
                    E.BetsOpen(1, 2, ALL)]
+
+
+def test_a_carried_extra_card_in_a_round_names_that_round():
+    _, evs = play({**BUTTONS, "extra_card": "carry"}, I.NewShoe(), I.NewRound(),
+                  *cards("7S KC 9D 5D 3H"), c("4H"))
+    assert evs == [E.Misdeal(1, 1, "extra_card", "4H", "carry")]
+
+
+def test_void_insurance_with_no_round_insurance_is_refused_by_name():
+    ins = {**BUTTONS, "insurance": InsuranceConfig(enabled=True)}
+    _, evs = play(ins, I.NewShoe(), I.VoidInsurance("exposed"))
+    assert evs == [E.Fault(1, None, "input_refused", "no round insurance to void")]
+    _, evs = play(ins, I.NewShoe(), I.NewRound(), *cards("2C 9S 3D 8H"),
+                  I.VoidInsurance("exposed"), I.VoidInsurance("again"))
+    assert evs == [E.Fault(1, 1, "input_refused", "no round insurance to void")]
+    _, evs = play(BUTTONS, I.NewShoe(), I.NewRound(), I.VoidInsurance("exposed"))
+    assert evs == []  # no insurance at this table: nothing to refuse
+
+
+def test_fold_continues_from_a_given_state():
+    """A journal replayed in two parts (a snapshot, then the rest) gives the state of the
+    whole replay."""
+    rules = Rules(**BUTTONS)
+    shoe = Shoe(rules)
+    head, tail = [], []
+    for inp in [I.NewShoe(), I.NewRound(), *cards("7S KC 9D 5D 3H")]:
+        head += shoe.apply(inp)
+    for inp in [I.ConfirmResult(), I.NewRound(), *cards("2C 9S")]:
+        tail += shoe.apply(inp)
+    mid = fold(rules, head)
+    assert fold(rules, tail, mid) == shoe.state == fold(rules, head + tail)
+    assert fold(rules, tail, mid) != fold(rules, tail)
