@@ -363,3 +363,33 @@ def test_a_card_with_no_exit_is_unreadable_only_after_exit_timeout_s():
         t2.frame(ts, r)
     assert t2.tick(11.0) == [] and t2.card_exit(11.0) == []
     assert t2.tick(11.0625) == [CardSeen(parse_card("QH"), "up", "index")]
+
+
+def test_the_tracker_defaults_are_the_documented_ones():
+    """docs/vision.md's settings table (and "at most 0.25 s" for the tail) is what a
+    PassTracker built without arguments uses."""
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "vision.md").read_text()
+    documented = {k: float(v) for k, v in re.findall(r"^\| `(\w+)` \| `([\d.]+)` \|", doc,
+                                                     re.M)}
+    t = PassTracker()
+    for name in ("min_confidence", "min_frames", "gap_frames", "exit_grace_s",
+                 "exit_timeout_s"):
+        assert getattr(t, name) == documented[name], name
+    assert "at most 0.25 s" in doc and t.tail_limit_s == 0.25
+    assert (t.sensor, t.source) == (False, "index")
+
+
+@pytest.mark.parametrize("kw", [{"min_frames": 0}, {"gap_frames": 0}, {"min_frames": -1}])
+def test_frames_settings_below_one_are_refused(kw):
+    with pytest.raises(ValueError, match=r"^min_frames and gap_frames must be at least 1$"):
+        PassTracker(**kw)
+
+
+def test_one_frame_settings_work():
+    """gap_frames = 1: one empty frame ends a presence; min_frames = 1: one frame reads."""
+    out = run([card("QH"), EMPTY, card("5D")], min_frames=1, gap_frames=1)
+    assert out == [CardSeen(parse_card("QH"), "up", "index"),
+                   CardSeen(parse_card("5D"), "up", "index")]

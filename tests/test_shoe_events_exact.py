@@ -407,3 +407,25 @@ def test_fold_continues_from_a_given_state():
     mid = fold(rules, head)
     assert fold(rules, tail, mid) == shoe.state == fold(rules, head + tail)
     assert fold(rules, tail, mid) != fold(rules, tail)
+
+
+def test_new_round_and_confirm_while_paused_are_refused_by_name():
+    _, evs = play(BUTTONS, I.NewShoe(), I.Pause(), I.NewRound())
+    assert evs == [E.Fault(1, None, "input_refused", "new round while paused")]
+    _, evs = play(BUTTONS, I.NewShoe(), I.NewRound(), *cards("7S KC 9D 5D 3H"), I.Pause(),
+                  I.ConfirmResult())
+    assert evs == [E.Fault(1, 1, "input_refused", "confirm while paused")]
+
+
+def test_the_confirmation_and_the_offers_carry_the_shoe_number():
+    ins = {**BUTTONS, "insurance": InsuranceConfig(enabled=True)}
+    # shoe 2: the first shoe ends at once (cut card between rounds, last round played)
+    first = [I.NewShoe(), I.CutCardSeen(), I.NewRound(), *cards("7S KC 9D 5D 3H"),
+             I.ConfirmResult()]
+    _, evs = play(ins, *first, I.NewShoe(), I.NewRound(), *cards("2C 9S 3D 8H"))
+    assert [e for e in evs if e.type == "insurance_offer"] == [
+        E.InsuranceOffer(2, 1, 1, "banker", "player", 4.0, "2/2", 5, 7)]
+    for rules in (ins, BUTTONS):  # the result deferred to the confirmation, or not
+        _, evs = play(rules, *first, I.NewShoe(), I.NewRound(), *cards("7S KC 9D 5D 3H"),
+                      I.ConfirmResult())
+        assert [e for e in evs if e.type == "result_confirmed"] == [E.ResultConfirmed(2, 1)]
