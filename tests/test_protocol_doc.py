@@ -224,16 +224,18 @@ def test_length_prefixed_fields_at_their_limits():
     """§5: device_id at most 64 bytes, payload and detail at most 200."""
     hello = P.DeviceHello(1, 1, 1, 0, 0, 0, 7, 0, "S" * 64)
     assert P.DeviceHello.parse(hello.body()) == hello
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^hello\.device_id: 65 bytes, at most 64$"):
         P.DeviceHello(1, 1, 1, 0, 0, 0, 7, 0, "S" * 65).body()
     read = P.CardReadReport(5, 1, b"x" * 200)
     assert P.CardReadReport.parse(read.body()) == read
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^card_read\.payload: 201 bytes, at most 200$"):
         P.CardReadReport(5, 1, b"x" * 201).body()
     fault = P.FaultReport(5, 3, "d" * 200)
     assert P.FaultReport.parse(fault.body()) == fault
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^fault\.detail: 201 bytes, at most 200$"):
         P.FaultReport(5, 3, "d" * 201).body()
+    with pytest.raises(ValueError, match=r"^fault\.detail: 201 bytes, at most 200$"):
+        P.FaultReport(5, 3, "d" * 199 + "é").body()  # é: two bytes of UTF-8 (the limit)
 
 
 @pytest.mark.parametrize(("cls", "what"), [(P.DeviceHello, "hello.device_id"),
