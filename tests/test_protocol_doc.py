@@ -256,3 +256,16 @@ def test_text_fields_that_are_not_utf8_are_read_with_replacement():
     assert P.DeviceHello.parse(body).device_id == "\ufffd\ufffd"
     fault = P.FaultReport(5, 3, "").body()[:-1] + b"\x01\xc3"
     assert P.FaultReport.parse(fault).detail == "\ufffd"
+
+
+def test_hello_replay_and_keepalive_carry_seq_0():
+    """§4: "host_hello, replay and keepalive carry seq 0": encoded with no seq given, the
+    header's seq field (u32 little-endian at offset 2, §3) is zero."""
+    from firmware_bridge.framing import FrameDecoder
+
+    for msg in (P.HostHello(1, 1), P.Replay(7), P.Keepalive(1000)):
+        decoder = FrameDecoder()
+        (payload,) = decoder.feed(P.encode(msg))
+        assert payload[0] == msg.TYPE and payload[2:6] == b"\0\0\0\0"
+        frame = P.decode_payload(payload)
+        assert frame.seq == 0 and frame.msg == msg
