@@ -166,8 +166,9 @@ def find_regions(small: np.ndarray, min_area: float, max_regions: int = 2,
     Returns (brightest level, regions with at least ``min_area`` frame pixels).
     ``level_floor``: the mask threshold is never below it (keeps the dark interior out).
     ``ink_share``: measure each region's :attr:`Region.ink_share` (a median filter, the
-    costliest step here); without it the share is NaN. The reader needs it only when no
-    index was read (is the region a plain card?), and asks again then.
+    costliest step here); without it the share is 1.0, as for a region too small to
+    measure (it counts as printed, never as a plain card). The reader needs it only when
+    no index was read (is the region a plain card?), and asks again then.
     """
     bright = channel_max(small)
     level = float(bright.max())
@@ -197,7 +198,7 @@ def find_regions(small: np.ndarray, min_area: float, max_regions: int = 2,
             m = cv2.mean(roi, roi_mask)[0]
             mean = (m, m, m)
         rlevel = float(cv2.minMaxLoc(bright[y:y + bh, x:x + bw], roi_mask)[1])
-        share = _ink_share(roi, c, x, y, bw, bh) if ink_share else math.nan
+        share = _ink_share(roi, c, x, y, bw, bh) if ink_share else 1.0
         # deskew the outline; its extreme extents give the card's corners
         t = math.radians(angle)
         ct, st = math.cos(t), math.sin(t)
