@@ -580,15 +580,25 @@ def _dealt(cards: list[str]) -> list[str]:
             if isinstance(ev, BurnIndicator | CardBurned | CardDealt)]
 
 
-def weak_null_run(shoes: int, seed: int, workers: int = 1) -> None:
-    chunk = 500
+def weak_null_run(shoes: int, seed: int, workers: int = 1, budget: float = 0.0) -> None:
+    """``shoes`` fair shoes for the shuffle_weak test alone, in chunks (a progress line
+    each); with a ``budget`` (seconds), stops taking chunks after it and reports the
+    shoes done (chunks are seeded by their index, so a shorter run is a prefix)."""
+    chunk = 250
     tasks = [(min(chunk, shoes - i), seed * 31 + i) for i in range(0, shoes, chunk)]
     start = time.perf_counter()
+    threshold = CONFIG.shuffle_weak_threshold
     peaks: list[tuple[float, float]] = []
     with multiprocessing.Pool(workers) if workers > 1 else _Serial() as pool:
         for res in pool.imap(_weak_null_chunk, tasks):
             peaks += res
-    threshold = CONFIG.shuffle_weak_threshold
+            alarms = sum(1 for a, b in peaks if max(a, b) >= threshold)
+            print(f"  ... {len(peaks)} fair shoes, {alarms} with an alarm, worst "
+                  f"{max(a for a, _ in peaks):.2f} / {max(b for _, b in peaks):.2f} "
+                  f"({time.perf_counter() - start:.0f} s)", flush=True)
+            if budget and time.perf_counter() - start > budget:
+                print(f"  (time budget of {budget:.0f} s reached: {len(peaks)} shoes)")
+                break
     alarms = sum(1 for a, b in peaks if max(a, b) >= threshold)
     print(f"shuffle_weak alone on {len(peaks)} fair shoes (each against the shoe before it "
           f"and new-deck order; every card a look) [{time.perf_counter() - start:.0f} s]:")
@@ -713,7 +723,7 @@ def main() -> None:
     parser.add_argument("--fast", action="store_true",
                         help="weak shuffles: the shuffle_weak test alone (not the projection)")
     parser.add_argument("--budget", type=float, default=0.0,
-                        help="fair shoes: stop after this many seconds")
+                        help="fair shoes (--shoes, --weak-null): stop after this many seconds")
     parser.add_argument("--speed", type=int, default=0,
                         help="shoes for the CPU cost of the shuffle_weak test (50)")
     parser.add_argument("--matching", type=int, default=0,
@@ -733,7 +743,7 @@ def main() -> None:
     if args.stacked:
         stacked_run(args.stacked, args.seed)
     if args.weak_null:
-        weak_null_run(args.weak_null, args.seed, args.workers)
+        weak_null_run(args.weak_null, args.seed, args.workers, args.budget)
     if args.weak:
         weak_run(args.weak, args.seed, args.workers, args.fast)
     if args.shoes:
