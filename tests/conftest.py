@@ -13,9 +13,11 @@ from tests.support.broker import Mosquitto
 # The mutation campaign (docs/testing.md): the same examples every run, no shrinking (a
 # mutant only needs one failing example, and shrinking it costs minutes), no database, no
 # deadline (a loaded machine and mutmut's call recording make an example slow, not wrong:
-# a deadline failure in mutmut's clean run stops the whole module's run).
+# a deadline failure in mutmut's clean run stops the whole module's run), 30 examples
+# where a test does not set its own number (a surviving mutant reruns every property
+# test of its module: at hypothesis' 100 that was most of a module's run time).
 settings.register_profile(
-    "mutation", derandomize=True, database=None, deadline=None,
+    "mutation", derandomize=True, database=None, deadline=None, max_examples=30,
     phases=[Phase.explicit, Phase.reuse, Phase.generate],
 )
 if os.environ.get("HYPOTHESIS_PROFILE"):
