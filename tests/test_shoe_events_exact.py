@@ -429,3 +429,39 @@ def test_the_confirmation_and_the_offers_carry_the_shoe_number():
         _, evs = play(rules, *first, I.NewShoe(), I.NewRound(), *cards("7S KC 9D 5D 3H"),
                       I.ConfirmResult())
         assert [e for e in evs if e.type == "result_confirmed"] == [E.ResultConfirmed(2, 1)]
+
+
+def test_carried_cards_open_the_next_round_in_the_order_read():
+    """extra_card = carry: cards drawn after a complete round are dealt into the next one
+    in the order they were read, by the tableau (tests/support/baccarat_ref.py); the
+    cards it does not need wait for the round after."""
+    from tests.support import baccarat_ref as ref
+
+    carried = "4H 2C 3D 9S 5D 6C".split()
+    head = [I.NewShoe(), I.NewRound(), *cards("7S KC 9D 5D 3H"), *cards(" ".join(carried)),
+            I.ConfirmResult()]
+    shoe, evs = play({**BUTTONS, "extra_card": "carry"}, *head, I.NewRound())
+    player, banker = ref.deal_round(carried)
+    (result,) = [e for e in evs if e.type == "round_result"]
+    assert (list(result.player), list(result.banker)) == (player, banker)
+    used = len(player) + len(banker)
+    assert shoe.state.carried == tuple(carried[used:]) == ("6C",)
+    assert [(e.hand, e.position, e.card) for e in evs if e.type == "card_dealt"] == [
+        ("player", 1, "4H"), ("banker", 1, "2C"), ("player", 2, "3D"), ("banker", 2, "9S"),
+        ("banker", 3, "5D")]
+    shoe.apply(I.ConfirmResult())
+    evs = shoe.apply(I.NewRound())
+    assert [(e.hand, e.position, e.card) for e in evs if e.type == "card_dealt"] == [
+        ("player", 1, "6C")]
+    assert shoe.state.carried == () and shoe.state.banker == () and shoe.state.player == ("6C",)
+
+
+def test_a_carried_card_closes_the_offers_like_any_card():
+    ins = {**BUTTONS, "extra_card": "carry", "insurance": InsuranceConfig(enabled=True)}
+    # carried P 2C 3D = 5, B 9S 8H = 7: the 2/2 offer, then Player's third card 4C
+    _, evs = play(ins, I.NewShoe(), I.NewRound(), *cards("7S KC 9D 5D 3H 2C 9S 3D 8H 4C"),
+                  I.ConfirmResult(), I.NewRound())
+    kinds = [e.type for e in evs]
+    assert kinds.index("insurance_offer") < kinds.index("insurance_closed")
+    assert E.InsuranceClosed(1, 2, (1,), "card") in evs
+    assert evs[kinds.index("insurance_closed") + 1] == E.CardDealt(1, 2, "player", 3, "4C", None)
