@@ -258,14 +258,16 @@ def test_text_fields_that_are_not_utf8_are_read_with_replacement():
     assert P.FaultReport.parse(fault).detail == "\ufffd"
 
 
-def test_hello_replay_and_keepalive_carry_seq_0():
+def test_hello_replay_and_keepalive_carry_seq_0_and_no_flags():
     """§4: "host_hello, replay and keepalive carry seq 0": encoded with no seq given, the
-    header's seq field (u32 little-endian at offset 2, §3) is zero."""
+    header's seq field (u32 little-endian at offset 2, §3) is zero, and no flag is set."""
     from firmware_bridge.framing import FrameDecoder
 
     for msg in (P.HostHello(1, 1), P.Replay(7), P.Keepalive(1000)):
         decoder = FrameDecoder()
         (payload,) = decoder.feed(P.encode(msg))
-        assert payload[0] == msg.TYPE and payload[2:6] == b"\0\0\0\0"
+        # §3: flags bit 0 REPLAY and bit 1 SEQUENCED unset on a host frame, other bits 0
+        assert payload[0] == msg.TYPE and payload[1] == 0 and payload[2:6] == b"\0\0\0\0"
+        assert P.encode_payload(msg) == payload
         frame = P.decode_payload(payload)
-        assert frame.seq == 0 and frame.msg == msg
+        assert (frame.seq, frame.flags, frame.msg) == (0, 0, msg)

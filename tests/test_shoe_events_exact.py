@@ -437,7 +437,7 @@ def test_carried_cards_open_the_next_round_in_the_order_read():
     cards it does not need wait for the round after."""
     from tests.support import baccarat_ref as ref
 
-    carried = "4H 2C 3D 9S 5D 6C".split()
+    carried = ["4H", "2C", "3D", "9S", "5D", "6C"]
     head = [I.NewShoe(), I.NewRound(), *cards("7S KC 9D 5D 3H"), *cards(" ".join(carried)),
             I.ConfirmResult()]
     shoe, evs = play({**BUTTONS, "extra_card": "carry"}, *head, I.NewRound())
