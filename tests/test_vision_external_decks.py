@@ -200,3 +200,7 @@ def test_a_frame_of_an_external_deck_goes_through_the_pipeline() -> None:
     assert ed.CUT_COLOURS["anglo"] == (30, 200, 240)  # yellow (BGR)
     b, g, r = (cut[:, :, i].astype(int) for i in range(3))
     assert ((r + g) / 2 - b > 60).mean() > 0.1  # the plain yellow card is in the frame
+    # a plain card of another colour (not the cut card) in the deck's card shape
+    grey = render.draw_plain_face((128, 128, 128), "ext:anglo")
+    assert np.array_equal(grey.mask, ed.load_deck("anglo").cut.mask)
+    assert (grey.image[grey.mask == 255] == 128).all()
