@@ -285,6 +285,7 @@ def _designs(names: list[str]) -> list[str]:
 _RSS_SCRIPT = """
 import sys, cv2
 cv2.setNumThreads(1)
+import shoe_controller.daemon  # the daemon's own modules and libraries (MQTT, journal) too
 from shoe_controller.vision.config import VisionConfig
 from shoe_controller.vision.reader import build_reader
 from shoe_controller.vision.sources import FolderSource
@@ -300,7 +301,9 @@ print(int(hwm.split()[1]) / 1024)
 
 
 def daemon_rss(profile: Path, style: str, workdir: Path) -> float:
-    """Peak RSS (MB) of a fresh process reading 100 frames with the daemon's reader."""
+    """Peak RSS (MB) of a fresh process that imports the daemon and reads 100 frames with
+    its reader (a running daemon adds its journal's and broker client's buffers; the
+    renderer of ``simulate`` is not in it)."""
     folder = workdir / f"rss-{style}"
     folder.mkdir(exist_ok=True)
     for i, label in enumerate(render.evaluation_labels(100, 3)):
