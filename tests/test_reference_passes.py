@@ -393,3 +393,10 @@ def test_one_frame_settings_work():
     out = run([card("QH"), EMPTY, card("5D")], min_frames=1, gap_frames=1)
     assert out == [CardSeen(parse_card("QH"), "up", "index"),
                    CardSeen(parse_card("5D"), "up", "index")]
+
+
+def test_a_tally_remembers_when_its_pass_began_and_was_last_seen():
+    t = Tally()
+    for ts in (2.5, 2.75, 3.0):
+        t.add(ts, FrameRead.of_card(parse_card("QH"), "up", 0.9), 0.6)
+    assert (t.first_t, t.last_seen_t, t.frames) == (2.5, 3.0, 3)

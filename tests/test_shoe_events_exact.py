@@ -465,3 +465,17 @@ def test_a_carried_card_closes_the_offers_like_any_card():
     assert kinds.index("insurance_offer") < kinds.index("insurance_closed")
     assert E.InsuranceClosed(1, 2, (1,), "card") in evs
     assert evs[kinds.index("insurance_closed") + 1] == E.CardDealt(1, 2, "player", 3, "4C", None)
+
+
+@pytest.mark.parametrize("side", ["player", "banker"])
+def test_a_reveal_of_one_card_is_forgotten_when_the_next_round_starts(side):
+    """Reveal-button table: a hand revealed at one card (no offer came of it) is a fact of
+    that round only; in the next round the same press reveals again."""
+    rev = {**BUTTONS, "insurance": InsuranceConfig(enabled=True, reveal="button")}
+    first = "7S" if side == "player" else "7S KC"
+    rest = "KC 9D 5D 3H" if side == "player" else "9D 5D 3H"
+    again = "2C" if side == "player" else "2C 4D"
+    _, evs = play(rev, I.NewShoe(), I.NewRound(), *cards(first), I.Reveal(side),
+                  *cards(rest), I.ConfirmResult(), I.NewRound(), *cards(again), I.Reveal(side))
+    assert evs == [E.HandRevealed(1, 2, side, 1)]
+
