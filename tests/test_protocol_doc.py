@@ -271,3 +271,34 @@ def test_hello_replay_and_keepalive_carry_seq_0_and_no_flags():
         assert P.encode_payload(msg) == payload
         frame = P.decode_payload(payload)
         assert (frame.seq, frame.flags, frame.msg) == (0, 0, msg)
+
+
+class _Blob(P.Message):
+    """A message of any body size, to reach §2's payload limit (no 1.1 message comes near
+    it): type 0x7E is no type of §5."""
+
+    TYPE = 0x7E
+    NAME = "blob"
+    data: bytes
+
+    def body(self) -> bytes:
+        return self.data
+
+
+def test_a_payload_of_512_bytes_is_the_largest_sent():
+    """§2: a payload over 512 bytes (header included, CRC excluded) is never sent."""
+    assert len(P.encode_payload(_Blob(b"x" * 506))) == 512
+    with pytest.raises(ValueError, match=r"^blob: payload of 513 bytes exceeds 512$"):
+        P.encode_payload(_Blob(b"x" * 507))
+
+
+def test_an_unknown_type_and_a_short_frame_are_reported_as_such():
+    """§10: a frame of an unknown type is reported (type, flags, seq and body kept);
+    a payload shorter than the 6-byte header of §3 is no frame at all."""
+    frame = P.decode_payload(bytes([0x7E, 0x02]) + (9).to_bytes(4, "little") + b"abc")
+    assert (frame.type, frame.flags, frame.seq) == (0x7E, 2, 9)
+    assert frame.msg == P.Unknown(0x7E, b"abc")
+    for n in range(6):
+        with pytest.raises(P.DecodeError,
+                           match=rf"^frame of {n} bytes is shorter than the 6-byte header$"):
+            P.decode_payload(bytes(n))
