@@ -16,8 +16,11 @@ takes:
   Other mutants keep the modules the worker server imported once (fast).
   ``MUTATION_FRESH=1`` makes every run import afresh.
 - A collection error in a mutant run (the mutant makes an import raise) is not a
-  failing test: the plugin records the mutant in ``mutation-import-errors/`` and
-  ``run.py`` reports it apart (``import``), not as killed.
+  failing test: the run goes on with the tests that could be collected
+  (``tests/test_import_time.py`` imports the game core inside its test, so a broken
+  import fails a test there); if none of them fails, the run ends with status 2 and the
+  plugin records the mutant in ``mutation-import-errors/``: ``run.py`` reports it apart
+  (``import error``), not as killed.
 - The selected tests run fastest first (their durations from mutmut's clean run), so a
   killed mutant usually costs one fast test, not the property tests.
 - A CPU-time limit per mutant run: twice the selected tests' time in mutmut's stats
@@ -92,6 +95,8 @@ def pytest_configure(config: Any) -> None:
             _drop_project_modules()
         return
     gc.freeze()
+    config.option.continue_on_collection_errors = True
+    config.option.maxfail = 0
     fresh = os.environ.get("MUTATION_FRESH") == "1"
     if not fresh and IMPORT_TIME.exists():
         mangled = _mutant().partition("__mutmut_")[0]
@@ -101,10 +106,41 @@ def pytest_configure(config: Any) -> None:
         _drop_project_modules()
 
 
+_collect_errors: list[str] = []
+_failed_tests: list[str] = []
+
+
 def pytest_collectreport(report: Any) -> None:
     if report.failed and _is_mutant_run():
+        _collect_errors.append(str(report.longrepr)[-2000:])
+
+
+_session: list[Any] = []
+
+
+def pytest_sessionstart(session: Any) -> None:
+    _session.append(session)
+
+
+def pytest_collection_finish(session: Any) -> None:
+    if _collect_errors and _is_mutant_run():
+        session.testsfailed = 0  # the tests that could be collected still run
+
+
+def pytest_runtest_logreport(report: Any) -> None:
+    if report.failed and _is_mutant_run():
+        _failed_tests.append(report.nodeid)
+        if _session:
+            # mutmut's -x, done here (pytest's maxfail would also stop at a collection
+            # error, before the tests that could be collected)
+            _session[0].shouldfail = "stopping after the first failure"
+
+
+def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
+    if _collect_errors and not _failed_tests and _is_mutant_run():
         IMPORT_ERRORS.mkdir(exist_ok=True)
-        (IMPORT_ERRORS / _mutant()).write_text(str(report.longrepr)[-2000:], encoding="utf-8")
+        (IMPORT_ERRORS / _mutant()).write_text(_collect_errors[0], encoding="utf-8")
+        session.exitstatus = 2
 
 
 def pytest_collection_modifyitems(session: Any, config: Any, items: list[Any]) -> None:
