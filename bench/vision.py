@@ -82,6 +82,10 @@ DEVELOPMENT = (
     "classic", "modern", "dejavu-jumbo", "liberation-serif-border", "narrow-large",
     "four-colour", "slab-mono", "serif-jumbo-border", "noto-wide-suit",
     "freeserif-four-corners", "condensed-jumbo-art", "dejavu-condensed-4c-border",
+    # added later, each for a weakness the validation designs showed (a dark cut card, a
+    # narrow serif club; art by a wide jumbo index on a 4-corner deck, plump spades and
+    # clubs): the general cause fixed and tested here, never on the validation designs
+    "bookman-dark-cut", "gothic-jumbo-art-4corner",
 )
 #: ... and never tuned on these.
 VALIDATION = (

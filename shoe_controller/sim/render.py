@@ -189,6 +189,21 @@ _DESIGNS: dict[str, Design] = {
         border=(8, 2, (120, 120, 120)), pip_gap=9, paper=(222, 236, 242),
         cut_colour=(30, 200, 240),
     ),
+    # a narrow serif suit set (thin-stemmed clubs), a charcoal cut card hardly lighter
+    # than the shoe interior, a border and pips close to the index
+    "bookman-dark-cut": Design(
+        rank_font="P052-Bold.otf", rank_h=34, suit_font="URWBookman-Demi.otf", suit_h=23,
+        suit_aspect=0.8, index_cx=30, rank_top=17, gap=6, paper=(222, 234, 240),
+        border=(7, 2, (60, 60, 60)), pip_gap=6, cut_colour=(62, 56, 50),
+    ),
+    # wide jumbo ranks (a K reaching towards the art), court art a few px from the
+    # index, indices in four corners, plump spades and clubs much alike, a dark blue
+    # cut card
+    "gothic-jumbo-art-4corner": Design(
+        rank_font="URWGothic-Demi.otf", rank_h=58, suit_font="poly:bulb", suit_h=30,
+        index_cx=40, rank_top=10, gap=9, art_gap=3, four_corners=True,
+        paper=(226, 236, 240), cut_colour=(100, 45, 25),
+    ),
     # --- the validation designs (bench/vision.py never tunes on them)
     "liberation-jumbo-4c": Design(
         rank_font="LiberationSans-Bold.ttf", rank_h=58, suit_font="FreeSans.ttf", suit_h=32,
@@ -330,6 +345,18 @@ def _suit_polygons(suit: str, shapes: str) -> list[np.ndarray]:
                     np.array([[0.5, 0.6], [0.72, 1.0], [0.28, 1.0]])]
         return [circle(0.5, 0.25, 0.25), circle(0.24, 0.6, 0.24), circle(0.76, 0.6, 0.24),
                 np.array([[0.5, 0.45], [0.7, 1.0], [0.3, 1.0]])]
+    if shapes == "bulb":  # fat bodies, stubby stems: spade and club much alike
+        if suit == "H":
+            return [heart(1.1)]
+        if suit == "D":
+            return [np.array([[0.5, 0], [1.0, 0.5], [0.5, 1], [0.0, 0.5]])]
+        if suit == "S":
+            h = heart(1.1)
+            body = np.stack([h[:, 0], 0.84 - h[:, 1] * 0.84], axis=1)
+            return [body, np.array([[0.5, 0.62], [0.76, 1.0], [0.24, 1.0]])]
+        return [circle(0.5, 0.27, 0.27), circle(0.23, 0.6, 0.25), circle(0.77, 0.6, 0.25),
+                np.array([[0.3, 0.5], [0.7, 0.5], [0.5, 0.3]]),
+                np.array([[0.5, 0.55], [0.76, 1.0], [0.24, 1.0]])]
     # modern: narrower, sharper shapes
     if suit == "H":
         h = heart(0.86)
