@@ -69,4 +69,4 @@ def test_regions_without_the_print_share_are_the_same_regions() -> None:
         assert level == level2 and len(full) == len(fast)
         for a, b in zip(full, fast, strict=True):
             assert b.ink_share == 1.0 and 0.0 <= a.ink_share <= 1.0
-            assert dataclasses.replace(b, ink_share=a.ink_share) == a
+            assert dataclasses.replace(b, ink_share=a.ink_share, faint_share=a.faint_share) == a

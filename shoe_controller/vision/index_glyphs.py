@@ -21,7 +21,7 @@ Nothing here knows a particular deck: sizes come from the calibration profile.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import cv2
@@ -58,6 +58,10 @@ class Region:
     #: the region runs into the frame's left, top, right, bottom border: along that
     #: axis the card's own edge (and so its corner) is out of view
     borders: tuple[bool, bool, bool, bool] = (False, False, False, False)
+    #: for a region with hardly any ink (``ink_share`` at most ``PLAIN_INK_SHARE``):
+    #: the share of it a little darker than the paper around it (print smeared by
+    #: blur past reading still is); 1.0 when not measured
+    faint_share: float = 1.0
 
     def free_axes(self, down: bool) -> tuple[bool, bool]:
         """For the corner of an index (top-left, or bottom-right when ``down``): is its
@@ -174,6 +178,73 @@ def find_regions(small: np.ndarray, min_area: float, max_regions: int = 2,
     level = float(bright.max())
     thr = max(0.45 * level, level_floor)
     _, mask = cv2.threshold(bright, thr, 255, cv2.THRESH_BINARY)
+    return level, _regions_of(small, bright, mask, min_area, max_regions, ink_share)
+
+
+#: A plain card darker than the faces (see :func:`find_plain_card`) must be this much
+#: lighter than the shoe interior around it, as a ratio and in grey levels.
+PLAIN_STEP_RATIO = 1.25
+PLAIN_STEP_MIN = 12.0
+#: A region with less than this share of ink is a plain card (the cut card, or a plain
+#: card of another colour); the faces of a deck have far more.
+PLAIN_INK_SHARE = 0.004
+#: ... and with less than this share a little (``FAINT_DARKNESS``) darker than the paper
+#: around it: a face whose print motion blur and defocus smeared past reading is no
+#: plain card (its print still darkens a third of it or more; a plain card none of it).
+PLAIN_FAINT_SHARE = 0.01
+FAINT_DARKNESS = 0.08
+
+
+def find_plain_card(small: np.ndarray, min_area: float) -> Region | None:
+    """A card-sized region clearly lighter than the shoe interior around it, however
+    dark it is (a charcoal or navy cut card is hardly lighter than the interior): the
+    brightest channel, smoothed against noise, split in two by Otsu's threshold; the
+    largest part is a card only if its edge is a step (the ring just inside it is
+    ``PLAIN_STEP_RATIO`` times and ``PLAIN_STEP_MIN`` grey levels lighter than the
+    ring just outside). The uneven light of an empty window has no such step: None.
+
+    >>> dark = np.full((120, 160, 3), 25, np.uint8)
+    >>> find_plain_card(dark, 2000.0) is None
+    True
+    >>> dark[20:100, 40:110] = (70, 50, 40)
+    >>> round(find_plain_card(dark, 2000.0).mean_bgr[0])
+    70
+    """
+    bright = cv2.medianBlur(channel_max(small), 5)
+    _, mask = cv2.threshold(bright, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    if not contours:
+        return None
+    c = max(contours, key=cv2.contourArea)
+    if cv2.contourArea(c) * SMALL * SMALL < min_area:
+        return None
+    part = np.zeros_like(mask)
+    cv2.drawContours(part, [c], -1, 255, -1)
+    inner = cv2.erode(part, _K3, iterations=2)
+    in_ring = cv2.subtract(inner, cv2.erode(part, _K3, iterations=5))
+    outer = cv2.dilate(part, _K3, iterations=2)
+    out_ring = cv2.subtract(cv2.dilate(part, _K3, iterations=5), outer)
+    if cv2.countNonZero(in_ring) < 20 or cv2.countNonZero(out_ring) < 20:
+        return None
+    inside = float(np.median(bright[in_ring > 0]))
+    outside = float(np.median(bright[out_ring > 0]))
+    if inside < PLAIN_STEP_RATIO * outside or inside - outside < PLAIN_STEP_MIN:
+        return None
+    found = _regions_of(small, channel_max(small), part, min_area, 1, True)
+    if not found:
+        return None
+    # the colour away from the edge, where the interior blurs in: a dark card's colour
+    # is then the same in every frame
+    m = cv2.mean(small, inner)
+    mean = (m[0], m[1], m[2]) if small.ndim == 3 else (m[0], m[0], m[0])
+    return replace(found[0], mean_bgr=mean)
+
+
+def _regions_of(small: np.ndarray, bright: np.ndarray, mask: np.ndarray, min_area: float,
+                max_regions: int, measure: bool = True) -> list[Region]:
+    """The regions of the light ``mask`` of ``small`` (``bright`` its brightest channel);
+    ``measure``: the plain-card measures too (:func:`_plain_measures`; else the colour
+    is the mean over the mask and the shares 1.0, printed)."""
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
     h, w = bright.shape
     s2 = SMALL * SMALL
@@ -192,13 +263,13 @@ def find_regions(small: np.ndarray, min_area: float, max_regions: int = 2,
         x, y, bw, bh = cv2.boundingRect(c)
         roi_mask = mask[y:y + bh, x:x + bw]
         roi = small[y:y + bh, x:x + bw]
+        rlevel = float(cv2.minMaxLoc(bright[y:y + bh, x:x + bw], roi_mask)[1])
         if small.ndim == 3:
             mean = cv2.mean(roi, roi_mask)[:3]
         else:
             m = cv2.mean(roi, roi_mask)[0]
             mean = (m, m, m)
-        rlevel = float(cv2.minMaxLoc(bright[y:y + bh, x:x + bw], roi_mask)[1])
-        share = _ink_share(roi, c, x, y, bw, bh) if ink_share else 1.0
+        share, faint = _plain_measures(roi, c, x, y, bw, bh) if measure else (1.0, 1.0)
         # deskew the outline; its extreme extents give the card's corners
         t = math.radians(angle)
         ct, st = math.cos(t), math.sin(t)
@@ -222,26 +293,49 @@ def find_regions(small: np.ndarray, min_area: float, max_regions: int = 2,
             not (margin <= px < fw - margin and margin <= py < fh - margin) for px, py in (tl, br))
         borders = (x <= 0, y <= 0, x + bw >= w, y + bh >= h)
         regions.append(Region(area, angle, mean, rlevel, tl, br, touches, clipped_tl, clipped_br,
-                              share, borders))
-    return level, regions
+                              share, borders, faint))
+    return regions
 
 
-def _ink_share(roi: np.ndarray, contour: np.ndarray, x: int, y: int, bw: int, bh: int
-               ) -> float:
-    """The share of a region's inside (its outline, eroded) that is print: pixels far
-    from their neighbourhood's median colour (a plain card, however unevenly lit, has
-    none). ``roi``: the region's bounding box (x, y, bw, bh) of the small frame."""
+def _faint_share(roi: np.ndarray, inside: np.ndarray) -> float:
+    """The share of ``inside`` (a mask of ``roi``) darker by ``FAINT_DARKNESS`` than the
+    paper around it: the sum of the channels against its local maximum (the paper,
+    however unevenly lit), both smoothed against noise. Away from the card's edge, where the
+    dark interior blurs in (also where the edge is the box's own border)."""
+    inside = cv2.erode(inside, _K3, iterations=3, borderType=cv2.BORDER_CONSTANT,
+                       borderValue=0)
+    n = cv2.countNonZero(inside)
+    if not n:
+        return 1.0
+    # the sum of the channels: ink of any colour darkens it, and a saturated plain card
+    # (one channel near 0) keeps it steady
+    grey = roi.astype(np.float32).sum(axis=2) if roi.ndim == 3 else roi.astype(np.float32)
+    low = cv2.GaussianBlur(grey, (0, 0), 1.0)
+    paper = cv2.GaussianBlur(cv2.dilate(low, np.ones((9, 9), np.uint8)), (0, 0), 3.0)
+    dark = cv2.compare(low, paper * np.float32(1.0 - FAINT_DARKNESS), cv2.CMP_LT)
+    return cv2.countNonZero(cv2.bitwise_and(dark, inside)) / n
+
+
+def _plain_measures(roi: np.ndarray, contour: np.ndarray, x: int, y: int, bw: int, bh: int
+                    ) -> tuple[float, float]:
+    """For the plain-card check: a region's print share and faint share over its inside
+    (its outline, eroded). Print: pixels far from their neighbourhood's median colour (a
+    plain card, however unevenly lit, has none); the faint share (:func:`_faint_share`)
+    only when there is hardly any print. ``roi``: the region's bounding box (x, y, bw,
+    bh) of the small frame."""
     inside = np.zeros((bh, bw), np.uint8)
     cv2.drawContours(inside, [contour], -1, 255, -1, offset=(-x, -y))
     inside = cv2.erode(inside, _K3, iterations=3)
     n_in = cv2.countNonZero(inside)
     if not n_in:
-        return 1.0
+        return 1.0, 1.0
     med = cv2.medianBlur(np.ascontiguousarray(roi), 7)
     dev = channel_max(cv2.absdiff(roi, med))
     thr = np.maximum(channel_max(med) * 0.25, 40).astype(np.uint8)
     printed = cv2.compare(dev, thr, cv2.CMP_GT)
-    return cv2.countNonZero(cv2.bitwise_and(printed, inside)) / n_in
+    share = cv2.countNonZero(cv2.bitwise_and(printed, inside)) / n_in
+    faint = _faint_share(roi, inside) if share <= PLAIN_INK_SHARE else 1.0
+    return share, faint
 
 
 def crop_corner(frame: np.ndarray, region: Region, upside_down: bool,
@@ -531,10 +625,12 @@ def _rank_row(st: np.ndarray, ids: list[int], anchor: int, allowed: set[int] | N
     return row
 
 
-def _suit_parts(st: np.ndarray, cen: np.ndarray, cands: list[int], suit0: int, ah: float
+def suit_parts(st: np.ndarray, cen: np.ndarray, cands: list[int], suit0: int, ah: float
                 ) -> list[int]:
     """The suit part and the pieces of the same glyph (a pedestal under a spade, a
-    stem): inside its box, or just below it, under it and smaller."""
+    stem): inside its box, or starting inside it or just below it, under it and
+    smaller (a stem the threshold cut off the body starts a pixel or two above the
+    body's bottom: it belongs to the glyph whether or not it overlaps)."""
     x0, y0, x1, y1 = union_box(st, [suit0])
     parts = [suit0]
     for i in cands:
@@ -544,7 +640,8 @@ def _suit_parts(st: np.ndarray, cen: np.ndarray, cands: list[int], suit0: int, a
             parts.append(i)
             continue
         ov = min(x1, st[i, 0] + st[i, 2]) - max(x0, st[i, 0])
-        if (ov >= 0.5 * min(st[i, 2], x1 - x0) and 0 <= st[i, 1] - y1 <= 0.1 * ah + 1
+        if (ov >= 0.5 * min(st[i, 2], x1 - x0)
+                and y0 + 0.5 * (y1 - y0) <= st[i, 1] <= y1 + 0.1 * ah + 1
                 and st[i, 4] < st[suit0, 4] and x0 - 1 <= st[i, 0]
                 and st[i, 0] + st[i, 2] <= x1 + 1):
             parts.append(i)
@@ -569,8 +666,11 @@ def locate_free(ink: Ink, two_part: bool = True) -> Found | str:
              and st[i, 3] >= 0.25 * ah]
     if not below:
         return (f"a rank {ah} px high at x={rb[0]} y={rb[1]} but no suit below it")
-    suit0 = min(below, key=lambda i: st[i, 1])
-    suit = _suit_parts(st, ink.centroids, below, suit0, ah)
+    # the nearest part below, and in the rank's column: art or a pip beside the index
+    # may start higher up, but off the column
+    rcx = (rb[0] + rb[2]) / 2
+    suit0 = min(below, key=lambda i: (st[i, 1] - rb[3]) + 2 * abs(ink.centroids[i, 0] - rcx))
+    suit = suit_parts(st, ink.centroids, below, suit0, ah)
     return Found(rank, suit, rb, union_box(st, suit))
 
 
@@ -640,7 +740,7 @@ def locate(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False)) -> F
             continue
         suit0 = min(in_suit, key=lambda i: (cen[i, 0] - scx) ** 2 + (cen[i, 1] - scy) ** 2)
         below = [int(i) for i in ids if i not in in_rank and st[i, 1] >= rb[3] - 0.15 * ah]
-        suit = _suit_parts(st, cen, below, suit0, ah)
+        suit = suit_parts(st, cen, below, suit0, ah)
         sb = union_box(st, suit)
         # how well the sizes fit this scale: the rank's and the suit's height
         fit = (abs(math.log((rb[3] - rb[1]) / (s * hmed)))

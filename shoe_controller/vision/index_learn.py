@@ -39,6 +39,8 @@ import numpy as np
 from shoe_controller.game.cards import ALL_CARDS, RANK_CHARS, SUITS, parse_card
 from shoe_controller.vision.index_glyphs import (
     CORNER_PAD,
+    PLAIN_FAINT_SHARE,
+    PLAIN_INK_SHARE,
     RANK_CANVAS,
     SUIT_CANVAS,
     Found,
@@ -48,12 +50,15 @@ from shoe_controller.vision.index_glyphs import (
     blurred,
     crop_corner,
     find_ink,
+    find_plain_card,
     find_regions,
     glyph_vector,
     ink_colour,
     locate,
     locate_free,
+    suit_parts,
     to_small,
+    union_box,
 )
 from shoe_controller.vision.profile import DEFAULT_THRESHOLDS, Profile
 
@@ -194,14 +199,22 @@ class DeckLearner:
         label. Raises :class:`LearnError` naming the card when it shows no usable index."""
         label = label.strip().upper()
         if label.startswith("CUT"):
+            # the cut card may be of any colour, as dark as charcoal: a card-sized region
+            # lighter than the shoe interior, light or not
             regions = card_regions(frame)
             if not regions:
-                f = LearnFailure(label, "no light card in the frame",
+                dark = find_plain_card(to_small(frame), MIN_LEARN_AREA)
+                regions = [dark] if dark is not None else []
+            if not regions:
+                f = LearnFailure(label, "no card in the frame (nothing stands out from the "
+                                 "shoe interior)",
                                  "put the cut card in the window, lit as in play")
                 raise LearnError(f.line(), [f])
-            if regions[0].ink_share > 0.02:
-                f = LearnFailure(label, f"the card shows print ({100 * regions[0].ink_share:.1f}% "
-                                 "of it is ink), not a plain cut card",
+            r = regions[0]
+            if r.ink_share > PLAIN_INK_SHARE or r.faint_share > PLAIN_FAINT_SHARE:
+                shade = (f"{100 * r.ink_share:.1f}% of it is ink" if r.ink_share > PLAIN_INK_SHARE
+                         else f"{100 * r.faint_share:.1f}% of it darker than the rest")
+                f = LearnFailure(label, f"the card shows print ({shade}), not a plain cut card",
                                  "use the plain plastic cut card")
                 raise LearnError(f.line(), [f])
             self.cuts[label] = (_chroma(regions[0].mean_bgr), regions[0].level)
@@ -265,8 +278,48 @@ class DeckLearner:
 
     # ----------------------------------------------------------------- the profile
 
+    def agree(self) -> list[str]:
+        """Make every card's index agree with the deck's: the index column is the same on
+        all 52 cards, so a part that is on only some of them (court art, a pip, a border
+        corner) is not the index. The rank of each card is compared with the same rank
+        of the other suits (its box, to a few pixels) and the suit's place with the
+        whole deck's (its centre under the rank); a card that does not fit is looked at
+        again, its rank and suit taken from those places. Returns the cards changed."""
+        s = self.samples
+        if len(s) < 8:
+            return []
+        h_med = float(np.median([x.found.rank_box[3] - x.found.rank_box[1]
+                                 for x in s.values()]))
+        # where the deck's suits are (crop px from the card's corner: every calibration
+        # frame shows its card in the same place)
+        centre = np.median([((x.found.suit_box[0] + x.found.suit_box[2]) / 2,
+                             (x.found.suit_box[1] + x.found.suit_box[3]) / 2)
+                            for x in s.values()], axis=0)
+        by_rank: dict[str, list[tuple[int, int, int, int]]] = {}
+        for c, x in s.items():
+            by_rank.setdefault(c[0], []).append(x.found.rank_box)
+        changed = []
+        for c, x in s.items():
+            boxes = by_rank[c[0]]
+            med_box = tuple(float(v) for v in np.median(np.array(boxes, np.float64), axis=0))
+            rb, sb = x.found.rank_box, x.found.suit_box
+            tol = 0.15 * h_med
+            rank_off = len(boxes) >= 3 and max(abs(a - b) for a, b in zip(rb, med_box,
+                                                                          strict=True)) > tol
+            scx, scy = (sb[0] + sb[2]) / 2, (sb[1] + sb[3]) / 2
+            suit_off = math.hypot(scx - centre[0], scy - centre[1]) > 0.3 * h_med
+            if not (rank_off or suit_off):
+                continue
+            found = _relocate(x.ink, med_box if rank_off else rb, centre, h_med)
+            if found is not None:
+                x.found = found
+                x.colour = ink_colour(x.ink, found.suit)
+                changed.append(c)
+        return changed
+
     def geometry(self) -> tuple[Geometry, list[LearnFailure]]:
         """The deck's index geometry, and the cards whose index does not fit it."""
+        self.agree()
         s = self.samples
         heights = {c: x.found.rank_box[3] - x.found.rank_box[1] for c, x in s.items()}
         h_med = float(np.median(list(heights.values())))
@@ -420,6 +473,32 @@ class DeckLearner:
         if bad:
             raise LearnError("the learned deck does not read back: "
                              + "; ".join(f.line() for f in bad), bad)
+
+
+def _relocate(ink: Ink, rank_box: tuple[float, ...], suit_centre: np.ndarray, h: float
+              ) -> Found | None:
+    """The index in ``ink`` where the deck's other cards put it: the rank of the parts
+    inside ``rank_box`` (to a few pixels), the suit the part under it nearest the
+    deck's ``suit_centre``; None if there is no such part."""
+    st, cen = ink.stats, ink.centroids
+    ids = [int(i) for i in np.flatnonzero(ink.keep)]
+    e = 3.0
+    x0, y0, x1, y1 = rank_box
+    rank = [i for i in ids if x0 - e <= st[i, 0] and st[i, 0] + st[i, 2] <= x1 + e
+            and y0 - e <= st[i, 1] and st[i, 1] + st[i, 3] <= y1 + e and st[i, 3] >= 0.3 * h]
+    if not rank:
+        return None
+    rb = union_box(st, rank)
+    ex, ey = float(suit_centre[0]), float(suit_centre[1])
+    below = [i for i in ids if i not in rank and st[i, 1] >= rb[3] - 0.1 * h
+             and st[i, 3] >= 0.25 * h]
+    if not below:
+        return None
+    suit0 = min(below, key=lambda i: math.hypot(cen[i, 0] - ex, cen[i, 1] - ey))
+    if math.hypot(cen[suit0, 0] - ex, cen[suit0, 1] - ey) > 0.3 * h:
+        return None
+    suit = suit_parts(st, cen, below, suit0, h)
+    return Found(rank, suit, rb, union_box(st, suit))
 
 
 #: A learned view this alike (correlation) to one already kept adds nothing.

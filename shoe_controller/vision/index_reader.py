@@ -6,8 +6,10 @@ sits and how big it is, the suit inks and the cut-card colours all come from the
 calibration profile, learned from the casino's own deck (``shoe-calibrate learn``,
 :mod:`shoe_controller.vision.index_learn`). The steps:
 
-1. quarter resolution: nothing light -> **empty**; the light regions (at most two),
-   each with its angle and the corners where an index can be;
+1. quarter resolution: the light regions (at most two), each with its angle and the
+   corners where an index can be; nothing as light as a face: a card-sized region
+   whose edge is a step above the shoe interior (a dark cut card, a dim plain card),
+   else **empty**;
 2. for each region, each corner an index can be at (top-left: upright; bottom-right:
    upside down) that is in view: an upright crop, its ink parts (Otsu threshold of the
    darkest channel), the rank and suit picked by the learned geometry at the scale the
@@ -32,6 +34,8 @@ import numpy as np
 
 from shoe_controller.game.cards import ALL_CARDS, RANK_CHARS, SUITS, Card
 from shoe_controller.vision.index_glyphs import (
+    PLAIN_FAINT_SHARE,
+    PLAIN_INK_SHARE,
     RANK_CANVAS,
     SUIT_CANVAS,
     Found,
@@ -40,6 +44,7 @@ from shoe_controller.vision.index_glyphs import (
     Region,
     crop_corner,
     find_ink,
+    find_plain_card,
     find_regions,
     glyph_vector,
     ink_colour,
@@ -56,12 +61,12 @@ _CARDS = {(c.rank, c.suit): c for c in ALL_CARDS}
 CORE_SCALES = (0.85, 1.15)
 #: Reason of the rejection of a plain card whose colour was not learned.
 UNKNOWN_PLAIN = "unknown plain card"
-#: A region with less than this share of ink is a plain card.
-PLAIN_INK_SHARE = 0.004
 #: A plain card is the learned cut card within this chroma distance (L1).
 CUT_CHROMA = 0.15
 #: Suit inks whose learned colours are this far apart (log-ratio units) are told apart.
 COLOUR_SPLIT = 0.3
+#: A class this close to the best (residual correlation) must be beaten pair by pair.
+PAIR_CLOSE = 0.3
 
 
 class IndexReader:
@@ -99,10 +104,10 @@ class IndexReader:
                         for c, v in g["layout"].items()}
         self._min_region = float(g["min_region_area"])
         face = float(c["face_level"])
-        levels = [face, *(float(v) for v in c.get("cut_levels", []))]
-        # the dark shoe interior stays well below half the dimmest learned card's level
-        self._empty_level = 0.5 * min(levels)
-        self._mask_floor = 0.3 * min(levels)
+        # the dark shoe interior stays well below half the faces' level; a darker
+        # card (a charcoal cut card, a dim plain card) is found by its edge instead
+        self._empty_level = 0.5 * face
+        self._mask_floor = 0.3 * face
         self._cut_chromas = [np.array(v, np.float64) for v in c.get("cut_chromas", [])]
         ink = c.get("suit_ink")
         self._suit_ink = ({su: np.array(ink[su], np.float64) for su in SUITS}
@@ -117,7 +122,14 @@ class IndexReader:
         level, regions = find_regions(small, self._min_region, 2, self._mask_floor,
                                       ink_share=False)
         if level < self._empty_level or not regions:
-            return FrameRead.empty()
+            # nothing as light as a face: a darker plain card, or an empty window
+            dark = find_plain_card(small, self._min_region)
+            if dark is None:
+                return FrameRead.empty()
+            plain = self._plain(dark)
+            if plain is not None:
+                return plain
+            return FrameRead.rejected("a card too dim to read (is the light on?)")
         reads: list[tuple[Card, str, float]] = []
         why = ""
         depth = -1
@@ -152,7 +164,7 @@ class IndexReader:
 
     def _plain(self, region: Region) -> FrameRead | None:
         """The cut card, an unknown plain card, or None when the region shows print."""
-        if region.ink_share > PLAIN_INK_SHARE:
+        if region.ink_share > PLAIN_INK_SHARE or region.faint_share > PLAIN_FAINT_SHARE:
             return None
         mean = np.array(region.mean_bgr, np.float64)
         chroma = mean / max(float(mean.sum()), 1e-6)
@@ -268,10 +280,15 @@ class _Templates:
     against a blurred club, which can look alike). Two scores per class, each the best
     over the class's views: the plain normalized correlation (is this a glyph of the
     deck at all?) and the correlation of what remains after taking away the deck's
-    average glyph (which one is it?): filled shapes such as a spade and a club
-    correlate highly as they are, but what sets them apart does not. The best class
-    must be the same by both, above ``*_min_score``, and ahead of the runner-up by
-    ``*_min_margin`` on the second.
+    average glyph (which one is it?). The best class by the second must be above
+    ``*_min_score`` by the first and ``*_min_distinct`` by the second.
+
+    Then it must beat every close rival (within ``PAIR_CLOSE`` by the second score, and
+    the best by the first) pair by pair: with the two glyphs' average taken away, what
+    is left is only what sets the two apart (a spade's point against a club's top lobe,
+    the notches at a club's sides), and the frame's glyph must be nearer the views of
+    its own class than those of the rival by ``*_pair_margin``. Two glyphs that are
+    not told apart with that margin are a rejection, never a guess.
     """
 
     def __init__(self, templates: np.ndarray, labels: np.ndarray, n: int) -> None:
@@ -290,12 +307,45 @@ class _Templates:
         full = np.arange(self.groups * n)
         self.present = np.isin(full, lab).reshape(self.groups, n)
         starts = np.searchsorted(lab, full)
+        ends = np.searchsorted(lab, full, side="right")
         self.starts = np.minimum(starts, len(lab) - 1)
+        self.spans = np.stack([starts, ends], axis=1).reshape(self.groups, n, 2)
+        # each class's mean view per blur group (the pair test's midpoints)
+        self.centres = np.zeros((self.groups, n, t.shape[1]), np.float32)
+        for gi in range(self.groups):
+            for k in range(n):
+                a, b = self.spans[gi, k]
+                if b > a:
+                    self.centres[gi, k] = t[a:b].mean(axis=0)
         self.n = n
 
     def _best(self, scores: np.ndarray) -> np.ndarray:
         b = np.maximum.reduceat(scores, self.starts).reshape(self.groups, self.n)
         return np.where(self.present, b, -1.0)
+
+    def pair(self, g: np.ndarray, grp: int, a: int, b: int) -> float:
+        """How much nearer ``g`` is to the views of class ``a`` than to those of ``b``
+        (blur group ``grp``), with the two classes' midpoint taken away: the best
+        correlation with an ``a`` view less the best with a ``b`` view, in [-2, 2]."""
+        m = 0.5 * (self.centres[grp, a] + self.centres[grp, b])
+        d = g - m
+        nd = float(np.linalg.norm(d))
+        if nd < 1e-9:
+            return 0.0
+        d /= nd
+        mm = float(m @ m)
+        best = []
+        for k in (a, b):
+            s0, s1 = self.spans[grp, k]
+            if s1 <= s0:
+                best.append(-1.0)
+                continue
+            v = self.raw[s0:s1]
+            vm = v @ m
+            # the views are unit vectors: |v - m|^2 = 1 - 2 v.m + m.m
+            norms = np.sqrt(np.maximum(1.0 - 2.0 * vm + mm, 1e-12))
+            best.append(float(((v @ d - float(m @ d)) / norms).max()))
+        return best[0] - best[1]
 
     def match(self, g: np.ndarray, kind: str, names: str | tuple[str, ...],
               t: dict[str, float]) -> tuple[int, float] | tuple[int, str]:
@@ -306,12 +356,21 @@ class _Templates:
         res = self._best(self.res @ q)
         grp = int(np.argmax(res.max(axis=1)))
         raw, res = raw[grp], res[grp]
-        order = np.argsort(res)
-        c1, c2 = int(order[-1]), int(order[-2])
-        b1, b2 = float(res[c1]), float(res[c2])
-        if float(raw[c1]) < t[f"{kind}_min_score"] or int(np.argmax(raw)) != c1:
+        order = np.argsort(res)[::-1]
+        c1 = int(order[0])
+        b1 = float(res[c1])
+        if float(raw[c1]) < t[f"{kind}_min_score"]:
             return (2, f"{kind} unlike any learned glyph (best {names[int(np.argmax(raw))]} "
                        f"{float(raw.max()):.2f})")
-        if b1 < t[f"{kind}_min_distinct"] or b1 - b2 < t[f"{kind}_min_margin"]:
-            return (3, f"{kind} unclear ({names[c1]} {b1:.2f} vs {names[c2]} {b2:.2f})")
+        if b1 < t[f"{kind}_min_distinct"]:
+            return (3, f"{kind} unclear ({names[c1]} {b1:.2f})")
+        rivals = [int(c) for c in order[1:3] if b1 - float(res[c]) < PAIR_CLOSE]
+        top_raw = int(np.argmax(raw))
+        if top_raw != c1 and top_raw not in rivals:
+            rivals.append(top_raw)
+        margin = t[f"{kind}_pair_margin"]
+        for c in rivals:
+            pm = self.pair(g, grp, c1, c)
+            if pm < margin:
+                return (3, f"{kind} unclear ({names[c1]} vs {names[c]}: {pm:.2f} apart)")
         return (c1, float(raw[c1]))

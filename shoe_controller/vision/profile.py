@@ -66,15 +66,16 @@ PROFILE_VERSION = 2
 
 #: Reader thresholds: a read needs both glyphs' best match (normalized correlation
 #: with the nearest learned view) above ``min_score``, and by what sets the glyph apart
-#: from the deck's average glyph, above ``min_distinct`` and ahead of the best view of
-#: any other glyph by ``min_margin``.
+#: from the deck's average glyph, above ``min_distinct``; against each close rival, by
+#: what sets the two apart, ``pair_margin`` nearer its own views than the rival's
+#: (``index_reader._Templates``).
 DEFAULT_THRESHOLDS: dict[str, float] = {
     "rank_min_score": 0.75,
     "rank_min_distinct": 0.55,
-    "rank_min_margin": 0.12,
+    "rank_pair_margin": 0.3,
     "suit_min_score": 0.75,
     "suit_min_distinct": 0.55,
-    "suit_min_margin": 0.12,
+    "suit_pair_margin": 0.2,
 }
 
 

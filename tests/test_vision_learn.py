@@ -1,0 +1,138 @@
+"""Learning a deck whatever its cut card and decoration look like: a charcoal cut card
+hardly lighter than the shoe interior, art next to the index on some cards only,
+plump spades and clubs much alike. Each on a development design of
+``sim/render.py`` that has the property (the validation designs are never tested on)."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from shoe_controller.game.cards import parse_card
+from shoe_controller.sim import render
+from shoe_controller.sim.render import CALIBRATION, FULL, GUIDED, Pose
+from shoe_controller.vision.index_learn import LearnError, learn_profile
+from shoe_controller.vision.index_reader import UNKNOWN_PLAIN, IndexReader
+
+
+def _calibration_frames(style: str, faces: dict[str, render.CardFace] | None = None
+                        ) -> dict[str, np.ndarray]:
+    """The calibration set of ``style``; ``faces`` replaces some cards' faces."""
+    frames = {}
+    for i, label in enumerate((*render.CARD_CODES, "CUT")):
+        if faces and label in faces:
+            frames[label] = _composed(faces[label], Pose(), seed=i, deg=CALIBRATION)
+        else:
+            frames[label] = render.render_frame(label, style, CALIBRATION, seed=i,
+                                                pose=Pose())[0]
+    return frames
+
+
+def _composed(face: render.CardFace, pose: Pose, seed: int, deg: render.Degradation = FULL
+              ) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return render.degrade(render.compose_frame(face, pose, render.empty_background(rng)),
+                          deg, rng)
+
+
+def _verdict(read: object) -> str:
+    kind = read.kind  # type: ignore[attr-defined]
+    if kind == "card":
+        return read.card.code  # type: ignore[attr-defined]
+    return {"cut": "CUT", "empty": "NONE"}.get(kind, "REJECT")
+
+
+# --------------------------------------------------------------------------- cut card
+
+
+@pytest.fixture(scope="module")
+def dark_cut_reader() -> IndexReader:
+    return IndexReader(learn_profile(_calibration_frames("bookman-dark-cut")))
+
+
+def test_a_dark_cut_card_is_learned_and_seen(dark_cut_reader: IndexReader) -> None:
+    """A charcoal cut card (BGR 62, 56, 50 on a shoe interior of 12-40 grey levels) is a
+    card-sized region lighter than the interior: learned as the cut card, read as the
+    cut card across the full range, while an empty window stays empty."""
+    cut = render.design("bookman-dark-cut").cut_colour
+    assert max(cut) < 80  # darker than any card face: the property under test
+    for seed in range(8):
+        frame, _ = render.render_frame("CUT", "bookman-dark-cut", FULL, seed=seed)
+        assert dark_cut_reader.read(frame).kind == "cut", seed
+        empty, _ = render.render_frame("NONE", "bookman-dark-cut", FULL, seed=seed)
+        assert dark_cut_reader.read(empty).kind == "empty", seed
+    frame, _ = render.render_frame("7C", "bookman-dark-cut", GUIDED, seed=3)
+    assert dark_cut_reader.read(frame).card is parse_card("7C")
+
+
+def test_a_dark_plain_card_of_another_colour_is_a_fault(dark_cut_reader: IndexReader) -> None:
+    """A dark plain card that is not the learned cut card (dark green): an unknown plain
+    card, neither the cut card nor nothing."""
+    face = render.draw_plain_face((40, 90, 30), "bookman-dark-cut")
+    for seed in range(4):
+        pose = Pose((300.0 + 20 * seed, 200.0), seed % 2 == 1, 5.0 * seed, 1.0)
+        read = dark_cut_reader.read(_composed(face, pose, seed))
+        assert read.kind == "reject" and read.reason.startswith(UNKNOWN_PLAIN), read
+
+
+def test_learning_without_a_cut_card_in_view_says_so() -> None:
+    frames = _calibration_frames("bookman-dark-cut")
+    frames["CUT"] = render.render_frame("NONE", "bookman-dark-cut", CALIBRATION, seed=2)[0]
+    with pytest.raises(LearnError, match="CUT: no card in the frame"):
+        learn_profile(frames)
+
+
+# --------------------------------------------------------------------------- art
+
+
+def _with_art(code: str, style: str, dx: float, dy: float, colour: tuple[int, int, int]
+              ) -> render.CardFace:
+    """``code``'s face with a blob of art printed beside its top-left index: ``dx`` px
+    right of the index's right edge, ``dy`` (share of the index height) down from its
+    top; so it is below the rank, next to the suit and starts above it."""
+    face = render.draw_card_face(code, style)
+    img = face.image.copy()
+    _x0, y0, x1, y1 = face.index_box
+    centre = (round(x1 + dx), round(y0 + dy * (y1 - y0)))
+    cv2.circle(img, centre, 6, colour, -1, cv2.LINE_AA)
+    return render.CardFace(img, face.mask, face.index_box)
+
+
+def test_art_next_to_the_index_on_some_cards_is_not_the_suit() -> None:
+    """Court art next to the index on a few cards only: the index column is the same on
+    every card, so those parts are no suit; learning succeeds and the cards read."""
+    style = "narrow-large"
+    faces = {"JC": _with_art("JC", style, 8, 0.6, (40, 170, 230)),
+             "QD": _with_art("QD", style, 8, 0.64, (30, 30, 160)),
+             "KS": _with_art("KS", style, 9, 0.58, (20, 20, 20))}
+    reader = IndexReader(learn_profile(_calibration_frames(style, faces)))
+    for i, (code, face) in enumerate(faces.items()):
+        for k in range(3):
+            pose = Pose((200.0 + 40 * k, 230.0 + 5 * k), False, 2.0 * k - 2.0, 1.0)
+            assert _verdict(reader.read(_composed(face, pose, 10 * i + k, GUIDED))) in (
+                code, "REJECT")
+        frame = _composed(face, Pose(), i, CALIBRATION)
+        assert _verdict(reader.read(frame)) == code
+
+
+# --------------------------------------------------------------------------- spade / club
+
+
+@pytest.fixture(scope="module")
+def plump_reader() -> IndexReader:
+    return IndexReader(learn_profile(_calibration_frames("gothic-jumbo-art-4corner")))
+
+
+def test_plump_spades_and_clubs_are_told_apart_or_rejected(plump_reader: IndexReader) -> None:
+    """Spades and clubs of fat bodies and stubby stems (the club's three lobes against
+    the spade's point are nearly all that sets them apart), across the full range:
+    right or rejected, never the other suit, and nearly all right."""
+    right = 0
+    codes = [c for c in render.CARD_CODES if c[1] in "SC"]
+    for i, code in enumerate(codes):
+        frame, _ = render.render_frame(code, "gothic-jumbo-art-4corner", FULL, seed=40 + i)
+        got = _verdict(plump_reader.read(frame))
+        assert got in (code, "REJECT"), (code, got)
+        right += got == code
+    assert right >= len(codes) - 3
