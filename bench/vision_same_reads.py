@@ -1,0 +1,166 @@
+"""Do two versions of the index reader read the same? For speed work on the reader: a
+change that is meant to be faster and nothing else must give the same verdict on every
+frame (kind, card, orientation, confidence to the last bit, rejection reason) and learn
+the same profile (templates, labels, geometry, colours: a sha256 of them).
+
+The frames are rendered once by this checkout's renderer (so both versions read the
+very same pixels): per design the 53 calibration frames, then guided, full-range and
+grey frames and a few frames with two cards in view. Each version (this checkout, and
+``--base``, a git revision exported to a temporary folder) learns each design and reads
+every frame in a process of its own; the verdicts are compared one by one. The reading
+CPU time of each is printed too (least of ``--repeat`` reads per frame, one thread), as
+a by-product: the two run one after the other, so on a busy machine compare the
+ratio, not the figures.
+
+    python bench/vision_same_reads.py --base main --designs classic dejavu-jumbo
+    nice -n 10 python bench/vision_same_reads.py --base HEAD~3   # default designs
+
+Exit status 1 when any verdict or profile differs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+DESIGNS = ("classic", "four-colour", "dejavu-jumbo", "serif-jumbo-border",
+           "condensed-jumbo-art", "liberation-serif-border")
+
+_RENDER = """
+import sys, cv2, numpy as np
+cv2.setNumThreads(1)
+from shoe_controller.sim import render
+from shoe_controller.sim.render import CALIBRATION, FULL, GUIDED, Pose
+out, n = sys.argv[1], int(sys.argv[2])
+for style in sys.argv[3:]:
+    cal = [(lab, render.render_frame(lab, style, CALIBRATION, seed=i, pose=Pose())[0])
+           for i, lab in enumerate((*render.CARD_CODES, "CUT"))]
+    frames, names = [], []
+    for rng, deg, k, grey in (("guided", GUIDED, n, False), ("full", FULL, n, False),
+                              ("grey", FULL, max(n // 10, 2), True)):
+        for lab in render.evaluation_labels(k, 7 + len(names)):
+            frames.append(render.render_frame(lab, style, deg, seed=5000 + len(names),
+                                              grey=grey)[0])
+            names.append(f"{rng}:{lab}")
+    for k in range(4):
+        rng = np.random.default_rng(k)
+        a, b = rng.choice(render.CARD_CODES, 2, replace=False)
+        f = render.empty_background(rng)
+        f = render.compose_frame(render.draw_card_face(a, style), Pose((200.0, 200.0)), f)
+        f = render.compose_frame(render.draw_card_face(b, style),
+                                 Pose((450.0, 260.0), angle=5.0), f)
+        frames.append(render.degrade(f, GUIDED, rng))
+        names.append(f"two:{a}{b}")
+    np.savez_compressed(f"{out}/{style}.npz", cal_labels=np.array([c[0] for c in cal]),
+                        cal=np.array([c[1] for c in cal]), names=np.array(names),
+                        **{f"f{i}": f for i, f in enumerate(frames)})
+"""
+
+_READ = """
+import sys, json, time, hashlib, cv2, numpy as np
+cv2.setNumThreads(1)
+from shoe_controller.vision.index_learn import LearnError, learn_profile
+from shoe_controller.vision.index_reader import IndexReader
+corpus, repeat = sys.argv[1], int(sys.argv[2])
+res = {}
+for style in sys.argv[3:]:
+    d = np.load(f"{corpus}/{style}.npz")
+    try:
+        prof = learn_profile(dict(zip(d["cal_labels"].tolist(), d["cal"])), source=style)
+    except LearnError as e:
+        res[style] = {"learn_error": str(e)}
+        continue
+    h = hashlib.sha256()
+    for a in (prof.rank_templates, prof.suit_templates, prof.rank_labels, prof.suit_labels):
+        h.update(np.ascontiguousarray(a).tobytes())
+    h.update(json.dumps([prof.geometry, prof.colours, prof.thresholds], sort_keys=True,
+                        default=str).encode())
+    reader = IndexReader(prof)
+    reads, ms = [], []
+    for i in range(len(d["names"])):
+        f = d[f"f{i}"]
+        best = 1e9
+        for _ in range(repeat):
+            c = time.thread_time()
+            x = reader.read(f)
+            best = min(best, time.thread_time() - c)
+        ms.append(best * 1e3)
+        reads.append([x.kind, x.card.code if x.card else None, x.orientation,
+                      repr(x.confidence), x.reason])
+    res[style] = {"profile": h.hexdigest(), "reads": reads, "names": d["names"].tolist(),
+                  "ms": ms}
+print(json.dumps(res))
+"""
+
+
+def _run(tree: Path, script: str, *args: str) -> str:
+    env = {**os.environ, "PYTHONPATH": str(tree), "OPENBLAS_NUM_THREADS": "1",
+           "OMP_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-c", script, *args], cwd=tree, env=env,
+                         capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise SystemExit(f"{tree}: {out.stderr.strip()[-2000:]}")
+    return out.stdout
+
+
+def _pct(values: list[float], q: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, round(q / 100 * (len(s) - 1)))]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--base", required=True, help="git revision to compare with (e.g. main)")
+    p.add_argument("--designs", nargs="+", default=list(DESIGNS))
+    p.add_argument("--frames", type=int, default=80,
+                   help="guided and full-range frames per design (each)")
+    p.add_argument("--repeat", type=int, default=2, help="reads per frame timed")
+    args = p.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        base, corpus = Path(tmp) / "base", Path(tmp) / "corpus"
+        base.mkdir()
+        corpus.mkdir()
+        archive = subprocess.run(["git", "archive", args.base], cwd=ROOT, capture_output=True,
+                                 check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
+        _run(ROOT, _RENDER, str(corpus), str(args.frames), *args.designs)
+        a = json.loads(_run(base, _READ, str(corpus), str(args.repeat), *args.designs))
+        b = json.loads(_run(ROOT, _READ, str(corpus), str(args.repeat), *args.designs))
+    differences = 0
+    ms_a: list[float] = []
+    ms_b: list[float] = []
+    for style in args.designs:
+        x, y = a[style], b[style]
+        if "learn_error" in x or "learn_error" in y:
+            same = x.get("learn_error") == y.get("learn_error")
+            differences += not same
+            why = " | ".join(v.get("learn_error", "learned")[:120] for v in (x, y))
+            print(f"{style:28} learning fails {'alike' if same else 'DIFFERENTLY'}: {why}")
+            continue
+        diff = [(n, r1, r2) for n, r1, r2 in zip(x["names"], x["reads"], y["reads"], strict=True)
+                if r1 != r2]
+        differences += len(diff) + (x["profile"] != y["profile"])
+        ms_a += x["ms"]
+        ms_b += y["ms"]
+        print(f"{style:28} {len(x['reads'])} frames, {len(diff)} verdicts differ, profile "
+              f"{'same' if x['profile'] == y['profile'] else 'DIFFERS'}; ms median "
+              f"{_pct(x['ms'], 50):.2f} -> {_pct(y['ms'], 50):.2f}")
+        for n, r1, r2 in diff[:5]:
+            print(f"    {n}: {r1} -> {r2}")
+    if ms_a:
+        print(f"all: ms median {_pct(ms_a, 50):.2f} -> {_pct(ms_b, 50):.2f}, p99 "
+              f"{_pct(ms_a, 99):.2f} -> {_pct(ms_b, 99):.2f} (CPU, one thread, least of "
+              f"{args.repeat} reads; {args.base} -> this checkout)")
+    print(f"differences: {differences}")
+    return 1 if differences else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
