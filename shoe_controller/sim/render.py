@@ -496,17 +496,22 @@ def _column_cx(d: Design) -> float:
     return max(d.index_cx, left + half10)
 
 
-def _index_right(d: Design) -> float:
-    """A conservative right edge of the index column (face px)."""
-    return _column_cx(d) + max(0.45 * d.rank_h * 1.3 * d.squeeze, 0.5 * d.suit_h * d.suit_aspect
-                            + abs(d.suit_dx))
+@lru_cache(maxsize=64)
+def _index_right(d: Design, court: bool) -> float:
+    """A conservative right edge of the index column (face px) on court cards (art) or
+    number cards (pips): at least the widest of those ranks as drawn (a wide serif
+    ``10``), and the suit; as on a printed deck, print never touches the index."""
+    texts = ("J", "Q", "K") if court else ("A", "2", "4", "8", "10")
+    widest = max(_rank_mask(d, t)[0].shape[1] for t in texts)
+    return _column_cx(d) + max(0.45 * d.rank_h * 1.3 * d.squeeze, 0.5 * widest / _SS + 1.0,
+                               0.5 * d.suit_h * d.suit_aspect + abs(d.suit_dx))
 
 
 def _court_art(img: np.ndarray, d: Design, code: str, ink: tuple[int, int, int]) -> None:
     """A court figure's frame and busy art, starting ``art_gap`` px right of the index."""
     assert d.art_gap is not None
     rng = np.random.default_rng([ord(code[0]), ord(code[1])])
-    x0 = (_index_right(d) + d.art_gap) * _SS
+    x0 = (_index_right(d, True) + d.art_gap) * _SS
     y0 = d.rank_top * _SS
     x1, y1 = CARD_W * _SS - x0, CARD_H * _SS - y0
     colours = [ink, (40, 170, 230), (160, 60, 30), (30, 30, 160), (20, 20, 20)]
@@ -537,7 +542,7 @@ def _pips(img: np.ndarray, d: Design, code: str, ink: tuple[int, int, int]) -> N
     n = 10 if code[0] == "T" else (1 if code[0] == "A" else int(code[0]))
     ph = 30
     pm = _suit_glyph(code[1], d.suit_font, ph * _SS, d.suit_aspect)
-    xl = _index_right(d) + d.pip_gap + pm.shape[1] / _SS / 2
+    xl = _index_right(d, False) + d.pip_gap + pm.shape[1] / _SS / 2
     xs = (xl, CARD_W / 2, CARD_W - xl)
     top, bottom = d.rank_top + 6, CARD_H - d.rank_top - 6 - ph
     spots: list[tuple[float, float]] = []
