@@ -384,11 +384,17 @@ class DeckLearner:
             lays = []
             for scale, angle, motion, sigma in AUGMENTATIONS:
                 view = _view(smp.crop, scale, angle, motion, sigma, crop)
-                ink = find_ink(view, min_part=_min_part(geometry))
-                if isinstance(ink, str):
-                    continue
-                found = locate(ink, geometry)
-                if isinstance(found, str) or not _same_place(found, smp.found, scale, angle):
+                # as the reader does: parts joined by blur (the rank to the card's
+                # printed edge) are tried again with a darker threshold
+                for darker in (0.0, 0.35):
+                    ink = find_ink(view, min_part=_min_part(geometry), darker=darker)
+                    if isinstance(ink, str):
+                        break
+                    found = locate(ink, geometry)
+                    if isinstance(found, Found):
+                        break
+                if isinstance(ink, str) or isinstance(found, str) or not _same_place(
+                        found, smp.found, scale, angle):
                     continue
                 rv = glyph_vector(ink, found.rank, RANK_CANVAS)
                 sv = glyph_vector(ink, found.suit, SUIT_CANVAS)
