@@ -302,3 +302,12 @@ def test_an_unknown_type_and_a_short_frame_are_reported_as_such():
         with pytest.raises(P.DecodeError,
                            match=rf"^frame of {n} bytes is shorter than the 6-byte header$"):
             P.decode_payload(bytes(n))
+
+
+def test_a_body_too_short_for_its_type_is_reported_malformed_with_its_header():
+    """§10: a frame of a known type whose body does not fit it is counted and ignored
+    (Malformed), its type, flags and seq kept: a heartbeat (§5: 14-byte body) of 3."""
+    frame = P.decode_payload(bytes([0x02, 0x00]) + (5).to_bytes(4, "little") + b"abc")
+    assert (frame.type, frame.flags, frame.seq) == (0x02, 0, 5)
+    assert isinstance(frame.msg, P.Malformed)
+    assert (frame.msg.type, frame.msg.body) == (0x02, b"abc") and frame.msg.reason

@@ -400,3 +400,8 @@ def test_a_tally_remembers_when_its_pass_began_and_was_last_seen():
     for ts in (2.5, 2.75, 3.0):
         t.add(ts, FrameRead.of_card(parse_card("QH"), "up", 0.9), 0.6)
     assert (t.first_t, t.last_seen_t, t.frames) == (2.5, 3.0, 3)
+
+
+def test_a_rejection_without_a_reason_says_rejected():
+    assert vote(tally([FrameRead.rejected("")] * 2), 1) == UnreadableCard(
+        "no confident read in 2 frames (rejected)")
