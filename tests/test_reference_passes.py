@@ -405,3 +405,11 @@ def test_a_tally_remembers_when_its_pass_began_and_was_last_seen():
 def test_a_rejection_without_a_reason_says_rejected():
     assert vote(tally([FrameRead.rejected("")] * 2), 1) == UnreadableCard(
         "no confident read in 2 frames (rejected)")
+
+
+def test_each_abstaining_frame_counts_once_whatever_its_kind():
+    """One rejection and two low-confidence frames: the low confidence is the most
+    frequent reason (a rejection is one frame, not two)."""
+    reads = [FrameRead.rejected("glare"), card("QH", confidence=0.1), card("5D", confidence=0.2)]
+    assert vote(tally(reads), 1) == UnreadableCard(
+        "no confident read in 3 frames (confidence below 0.6)")
