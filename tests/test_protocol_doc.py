@@ -311,3 +311,18 @@ def test_a_body_too_short_for_its_type_is_reported_malformed_with_its_header():
     assert (frame.type, frame.flags, frame.seq) == (0x02, 0, 5)
     assert isinstance(frame.msg, P.Malformed)
     assert (frame.msg.type, frame.msg.body) == (0x02, b"abc") and frame.msg.reason
+
+
+def test_the_stream_decoder_counts_every_unknown_and_malformed_frame():
+    """§10: frames of unknown types, and known types with bodies that do not fit, are
+    delivered as such and counted, one each."""
+    from firmware_bridge.framing import encode_frame
+
+    unknown = bytes([0x7E, 0]) + bytes(4) + b"x"
+    malformed = bytes([0x02, 0]) + bytes(4) + b"abc"
+    d = P.StreamDecoder()
+    frames = d.feed(encode_frame(unknown) * 3 + encode_frame(malformed) * 2
+                    + P.encode(P.HostHello(1, 1)))
+    assert [type(f.msg).__name__ for f in frames] == ["Unknown"] * 3 + ["Malformed"] * 2 + [
+        "HostHello"]
+    assert (d.stats["unknown"], d.stats["malformed"], d.stats["short_header"]) == (3, 2, 0)
