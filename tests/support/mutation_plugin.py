@@ -102,11 +102,20 @@ def pytest_configure(config: Any) -> None:
         mangled = _mutant().partition("__mutmut_")[0]
         fresh = mangled in set(json.loads(IMPORT_TIME.read_text(encoding="utf-8")))
     _limit_cpu(config.args, fresh)
+    # mutmut names the tests to run (file::test ids); a file that fails to import would
+    # make pytest refuse the whole run ("found no collectors", a usage error that mutmut
+    # takes for a kill). Collect the files instead, and keep only the named tests.
+    wanted = [a for a in config.args if "::" in a]
+    if wanted:
+        _requested.update(a.removeprefix("mutants/") for a in wanted)
+        files = list(dict.fromkeys(a.split("::")[0] for a in config.args))
+        config.args[:] = files
     if fresh:
         _drop_project_modules()
 
 
 _collect_errors: list[str] = []
+_requested: set[str] = set()
 _failed_tests: list[str] = []
 
 
@@ -155,5 +164,11 @@ def pytest_collection_modifyitems(session: Any, config: Any, items: list[Any]) -
         IMPORT_TIME.write_text(json.dumps(sorted(hit), indent=1) + "\n", encoding="utf-8")
         return
     if _is_mutant_run():
+        if _requested:
+            keep = [i for i in items if i.nodeid.removeprefix("mutants/") in _requested]
+            dropped = [i for i in items if i.nodeid.removeprefix("mutants/") not in _requested]
+            if dropped:
+                config.hook.pytest_deselected(items=dropped)
+            items[:] = keep
         durations = _durations()
         items.sort(key=lambda item: durations.get(item.nodeid, 0.0))
