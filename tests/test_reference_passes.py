@@ -413,3 +413,18 @@ def test_each_abstaining_frame_counts_once_whatever_its_kind():
     reads = [FrameRead.rejected("glare"), card("QH", confidence=0.1), card("5D", confidence=0.2)]
     assert vote(tally(reads), 1) == UnreadableCard(
         "no confident read in 3 frames (confidence below 0.6)")
+
+
+def test_abstentions_are_counted_one_per_frame_for_every_reason():
+    """The reason given is the most frequent one, each frame counted once: one low
+    confidence frame against two rejections "a"; two card frames without a card
+    against one rejection "zz" (ties would go to the later name)."""
+    low = [FrameRead.rejected("a"), card("QH", confidence=0.1), FrameRead.rejected("a")]
+    assert vote(tally(low), 1) == UnreadableCard("no confident read in 3 frames (a)")
+    nocard = [FrameRead("card", None, None, 0.9), FrameRead.rejected("zz"),
+              FrameRead("card", None, None, 0.9)]
+    assert vote(tally(nocard), 1) == UnreadableCard(
+        "no confident read in 3 frames (frame of kind 'card' without a card)")
+    cut_low = [FrameRead.cut(0.1), FrameRead.cut(0.2), FrameRead.rejected("zz")]
+    assert vote(tally(cut_low), 1) == UnreadableCard(
+        "no confident read in 3 frames (confidence below 0.6)")

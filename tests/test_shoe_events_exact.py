@@ -479,3 +479,45 @@ def test_a_reveal_of_one_card_is_forgotten_when_the_next_round_starts(side):
                   *cards(rest), I.ConfirmResult(), I.NewRound(), *cards(again), I.Reveal(side))
     assert evs == [E.HandRevealed(1, 2, side, 1)]
 
+
+
+def test_the_bets_opened_by_the_last_burn_are_round_ones():
+    """A bet offered up to round 1 only is open when the burn completes (the bets of
+    round 1, not round 2)."""
+    from shoe_controller.game.rules import BetAvailability
+
+    rules = {"burn": "fixed", "burn_cards": 2, "bet_availability": BetAvailability(tie=1)}
+    _, evs = play(rules, I.NewShoe(), c("9S"), c("4D"))
+    assert evs == [E.CardBurned(1, "4D", "burn"), E.BetsOpen(1, 1, ALL)]
+
+
+def test_unreadable_burn_cards_count_towards_the_burn():
+    """An unreadable burn card is burned unread: it still counts, and the burn ends on
+    time (docs/game.md)."""
+    shoe, _ = play({"burn": "fixed", "burn_cards": 3, "rounds": "button"}, I.NewShoe(),
+                   I.UnreadableCard(), I.UnreadableCard())
+    s = shoe.state
+    assert (s.phase, s.burn_left, s.unread, s.burned) == ("burning", 1, 2, 0)
+    evs = shoe.apply(I.UnreadableCard())
+    assert evs == [E.CardBurned(1, None, "burn"), E.BetsOpen(1, 1, ALL)]
+    s = shoe.state
+    assert (s.phase, s.burn_left, s.unread) == ("between", 0, 3)
+    assert [e.type for e in shoe.apply(I.NewRound())] == ["round_started"]
+
+
+def test_a_second_cut_card_in_a_round_is_an_alert_of_that_round():
+    _, evs = play(BUTTONS, I.NewShoe(), I.CutCardSeen(), I.NewRound(), c("7S"),
+                  I.CutCardSeen())
+    assert evs == [E.IntegrityAlert(1, 1, "duplicate_cut_card", {"rounds": 1})]
+
+
+def test_the_end_of_a_shoe_discards_the_carried_cards_and_ends_any_wait():
+    """The shoe ends (cut card, last round confirmed): cards carried for a next round
+    can never be dealt now, they count as discarded; nothing is paused or pending."""
+    carry = {**BUTTONS, "extra_card": "carry"}
+    shoe, evs = play(carry, I.NewShoe(), I.CutCardSeen(), I.NewRound(),
+                     *cards("7S KC 9D 5D 3H 4H 2C"), I.ConfirmResult())
+    assert evs == [E.ResultConfirmed(1, 1), E.ShoeEnded(1, 1, "cut_card")]
+    s = shoe.state
+    assert (s.phase, s.carried, s.discarded, s.paused, s.pending) == (
+        "ended", (), 2, None, False)
