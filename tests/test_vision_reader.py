@@ -33,8 +33,8 @@ from tests.support.vision_decks import calibration_frames, learned_profile
 #: border on ivory, a condensed jumbo index with art touching it
 STYLES = ("classic", "four-colour", "dejavu-jumbo", "serif-jumbo-border", "condensed-jumbo-art")
 def _calibration_frames(style: str) -> dict[str, np.ndarray]:
-    """One frame per card code and CUT at the calibrated pose (read-only, rendered once
-    a session; the dict is this test's own)."""
+    """One frame per card code and CUT at the calibrated pose (rendered once a session;
+    the dict and the arrays are this test's own)."""
     return calibration_frames(style)
 
 

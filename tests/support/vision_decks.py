@@ -2,16 +2,17 @@
 session: several vision test files learn the same design from the same frames, and
 rendering 53 frames and learning them is most of what those tests cost.
 
-The frames are read-only (a test that changes one works on a copy: ``dict`` of the
-frames is the test's own, ``frame.copy()`` for a frame); a profile is a frozen
-dataclass, and a test that wants another one makes it with ``dataclasses.replace`` or
-``Profile.with_camera``.
+The frames are kept as PNG files in memory (lossless: the same pixels; a third of the
+memory) and decoded anew for each caller, so a test may change them; a profile is a
+frozen dataclass, and a test that wants another one makes it with
+``dataclasses.replace`` or ``Profile.with_camera``.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 
+import cv2
 import numpy as np
 
 from shoe_controller.sim import render
@@ -20,20 +21,22 @@ from shoe_controller.vision.profile import Profile
 
 
 @lru_cache(maxsize=8)
-def _calibration(style: str) -> tuple[tuple[str, np.ndarray], ...]:
+def _calibration(style: str) -> tuple[tuple[str, bytes], ...]:
     out = []
     for i, label in enumerate((*render.CARD_CODES, "CUT")):
         frame = render.render_frame(label, style, render.CALIBRATION, seed=i,
                                     pose=render.Pose())[0]
-        frame.setflags(write=False)
-        out.append((label, frame))
+        ok, png = cv2.imencode(".png", frame)
+        assert ok
+        out.append((label, png.tobytes()))
     return tuple(out)
 
 
 def calibration_frames(style: str) -> dict[str, np.ndarray]:
     """``{label: frame}``: one calibration frame per card code and ``CUT`` (seed = the
-    label's place in the deck, the calibrated pose), a new dict each call."""
-    return dict(_calibration(style))
+    label's place in the deck, the calibrated pose), new arrays each call."""
+    return {label: cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_UNCHANGED)
+            for label, png in _calibration(style)}
 
 
 @lru_cache(maxsize=8)
