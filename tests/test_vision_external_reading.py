@@ -42,8 +42,6 @@ FRAMES = 40
 #: Decks that `learn` refuses today (measured on main, docs/vision.md): the issue-12
 #: target "learning succeeds for every design" is not met for them.
 KNOWN_REFUSED: dict[str, str] = {
-    "anglo": "issue 12 gap: learn refuses QD (its index found in only 11 of 36 augmented "
-             "views: the court art's frame line runs a few px right of the index)",
     "tango": "issue 12 gap: learn refuses 14 cards (shaded jumbo ranks split in two: "
              "'rank 15 px high where this deck's ranks are 49 px'; in 10s a pip beside "
              "the index taken for the suit)",
