@@ -521,3 +521,12 @@ def test_the_end_of_a_shoe_discards_the_carried_cards_and_ends_any_wait():
     s = shoe.state
     assert (s.phase, s.carried, s.discarded, s.paused, s.pending) == (
         "ended", (), 2, None, False)
+
+
+@pytest.mark.parametrize("stop", [[I.Pause("check")], [I.UnreadableCard()]])
+def test_a_voided_paused_round_leaves_nothing_paused_or_pending(stop):
+    shoe, evs = play(BUTTONS, I.NewShoe(), I.NewRound(), c("7S"), *stop, I.Void())
+    assert [e.type for e in evs][-2:] == ["round_voided", "bets_open"]
+    assert (shoe.state.paused, shoe.state.pending, shoe.state.phase) == (None, False, "between")
+    assert [e.type for e in shoe.apply(I.NewRound())] == ["round_started"]
+    assert shoe.apply(I.Resume()) == []  # nothing paused: nothing to resume
