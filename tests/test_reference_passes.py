@@ -425,6 +425,9 @@ def test_abstentions_are_counted_one_per_frame_for_every_reason():
               FrameRead("card", None, None, 0.9)]
     assert vote(tally(nocard), 1) == UnreadableCard(
         "no confident read in 3 frames (frame of kind 'card' without a card)")
+    one_nocard = [FrameRead.rejected("a"), FrameRead("card", None, None, 0.9),
+                  FrameRead.rejected("a")]
+    assert vote(tally(one_nocard), 1) == UnreadableCard("no confident read in 3 frames (a)")
     cut_low = [FrameRead.cut(0.1), FrameRead.cut(0.2), FrameRead.rejected("zz")]
     assert vote(tally(cut_low), 1) == UnreadableCard(
         "no confident read in 3 frames (confidence below 0.6)")
