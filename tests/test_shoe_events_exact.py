@@ -530,3 +530,21 @@ def test_a_voided_paused_round_leaves_nothing_paused_or_pending(stop):
     assert (shoe.state.paused, shoe.state.pending, shoe.state.phase) == (None, False, "between")
     assert [e.type for e in shoe.apply(I.NewRound())] == ["round_started"]
     assert shoe.apply(I.Resume()) == []  # nothing paused: nothing to resume
+
+
+@pytest.mark.parametrize("rules", [BUTTONS, {"burn": "first_card"},
+                                   {"burn": "none", "rounds": "auto"}])
+def test_a_card_before_any_shoe_starts_one_in_decide_as_in_apply(rules):
+    """A card read before any shoe starts the shoe, then counts as what it is there (an
+    extra card between rounds, the burn indicator, the first card of an automatic
+    round). decide() (the pure function, journal replays) and Shoe.apply() (the fused
+    step) give the same events."""
+    from shoe_controller.game.shoe import decide, initial_state
+
+    r = Rules(**rules)
+    _, evs = play(rules, c("4H"))
+    assert list(decide(initial_state(r), c("4H"))) == evs
+    assert evs[0] == E.ShoeStarted(1, 8) and len(evs) >= 2
+    kinds = [e.type for e in evs]
+    assert kinds[-1] in ("misdeal", "burn_indicator", "card_dealt")
+    assert getattr(evs[-1], "card", None) == "4H"
