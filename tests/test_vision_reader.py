@@ -150,15 +150,19 @@ def _composed(faces_poses: list, seed: int = 3, deg: render.Degradation = GUIDED
     return render.degrade(frame, deg, rng)
 
 
-@pytest.mark.parametrize("style", ["classic", "four-colour", "condensed-jumbo-art"])
+@pytest.mark.parametrize("style", STYLES)
 def test_two_cards_in_view_are_rejected(style: str, readers: dict) -> None:
-    a = render.draw_card_face("9S", style)
-    b = render.draw_card_face("6H", style)
-    frame = _composed([(a, Pose((60.0, 200.0), False, 0.0, 0.9)),
-                       (b, Pose((380.0, 200.0), False, 0.0, 0.9))])
-    read = readers[style].read(frame)
-    assert read.kind == "reject"
-    assert "two" in read.reason
+    """Two cards side by side, the left one's corner by the frame's edge (so the frame
+    may cut it): both are read, and the frame is rejected."""
+    for k, (ca, cb) in enumerate((("9S", "6H"), ("TC", "TH"))):
+        for shift in (0.0, 10.0):
+            a = render.draw_card_face(ca, style)
+            b = render.draw_card_face(cb, style)
+            frame = _composed([(a, Pose((60.0 + shift, 200.0), False, 0.0, 0.9)),
+                               (b, Pose((380.0, 200.0 + shift), False, 0.0, 0.9))], seed=k)
+            read = readers[style].read(frame)
+            assert read.kind == "reject", (ca, cb, shift, read)
+            assert "two" in read.reason
 
 
 @pytest.mark.parametrize("style", STYLES)

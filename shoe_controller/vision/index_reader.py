@@ -136,12 +136,16 @@ class IndexReader:
         for region in regions:
             corners = sorted(((False, region.clipped_tl), (True, region.clipped_br)),
                              key=lambda c: c[1])
+            read_here = False
             for down, clipped in corners:
-                if clipped and reads:
+                # a card shows one index: once one is read, the same card's corner the
+                # frame cuts is skipped; another region (a second card) is always read
+                if clipped and read_here:
                     continue
                 got = self._read_corner(frame, region, down)
                 if isinstance(got[0], Card):
                     reads.append(got)  # type: ignore[arg-type]
+                    read_here = True
                 elif got[0] > depth:
                     depth, why = got  # type: ignore[assignment]
         if not reads:
