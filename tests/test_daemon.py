@@ -238,7 +238,7 @@ def test_serial_link_lost_and_back(tmp_path: Path):
 
     sim = DeviceSimulator("T-1")
     path = sim.start()
-    cfg = SerialConfig(port=path, exclusive=False, heartbeat_timeout=0.3,
+    cfg = SerialConfig(port=path, exclusive=False, heartbeat_timeout=1.0,
                        reconnect_initial=0.05, reconnect_max=0.2)
     serial = SerialInput(cfg, mapping=BarcodeMapping(BarcodeConfig()))
     daemon = new_daemon(tmp_path / "j.sqlite3", sources=[serial])
