@@ -548,3 +548,12 @@ def test_a_card_before_any_shoe_starts_one_in_decide_as_in_apply(rules):
     kinds = [e.type for e in evs]
     assert kinds[-1] in ("misdeal", "burn_indicator", "card_dealt")
     assert getattr(evs[-1], "card", None) == "4H"
+
+
+@pytest.mark.parametrize(("deal", "natural"), [("8S 2C KD 5D", True), ("2C 8S 5D KD", True),
+                                               ("7S KC 9D 5D 3H", False)])
+def test_a_round_is_natural_when_either_hand_is(deal, natural):
+    """DESIGN.md: a natural is an 8 or 9 on the first two cards of either hand."""
+    _, evs = play({**BUTTONS, "confirm": "auto"}, I.NewShoe(), I.NewRound(), *cards(deal))
+    (result,) = [e for e in evs if e.type == "round_result"]
+    assert result.natural is natural
