@@ -112,7 +112,7 @@ def test_camera_command_serves_the_live_preview_on_loopback(tmp_path: Path) -> N
         "--serve",
         "127.0.0.1:0",
         "--duration",
-        "60",
+        "600",  # far past the waits below: only Ctrl-C can end it within them
         "--roi",
         "100,50,400,300",
         "--profile",
