@@ -17,6 +17,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from shoe_controller import keys
+from tests.support.run_daemon import run_then_stop
 
 
 def _cli(*argv: str) -> subprocess.CompletedProcess[str]:
@@ -142,9 +143,6 @@ enabled = false
 
 def _run_daemon(tmp_path, *extra: str, seconds: float | None = None
                 ) -> subprocess.CompletedProcess[str]:
-    import signal
-    import time
-
     cfg = tmp_path / "table.toml"
     cfg.write_text(_RUN_CONFIG.format(tty=tmp_path / "no-tty"))
     state = tmp_path / "state"
@@ -152,20 +150,7 @@ def _run_daemon(tmp_path, *extra: str, seconds: float | None = None
            "--state-dir", str(state), "--cards", "scanner", *extra]
     if seconds is None:
         return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 30
-        while not (state / "control").exists() and proc.poll() is None and \
-                time.monotonic() < deadline:
-            time.sleep(0.05)
-        time.sleep(seconds)
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+    return run_then_stop(cmd, state, seconds)
 
 
 def test_run_refuses_to_start_without_a_signing_key(tmp_path):

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from shoe_controller.cli import main
+from tests.support.run_daemon import run_then_stop
 
 ROOT = Path(__file__).resolve().parents[1]
 SAFE = """
@@ -171,19 +172,7 @@ def _run(tmp_path: Path, config: str, *args: str, env: dict | None = None,
     if seconds is None:
         return subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=ROOT,
                               env=full_env)
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=ROOT, env=full_env)
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not (tmp_path / "state" / "control").exists():
-            time.sleep(0.05)
-        time.sleep(seconds)
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+    return run_then_stop(cmd, tmp_path / "state", seconds, cwd=ROOT, env=full_env)
 
 
 RUN_CONFIG = """
