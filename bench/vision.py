@@ -96,6 +96,17 @@ VALIDATION = (
 RANGES = {"guided": render.GUIDED, "full": render.FULL}
 TARGETS = {"guided": (0.999, 0.0), "full": (0.99, 0.0005)}  # accuracy >=, misread share <=
 PASS_TARGET = 0.9999
+
+
+def passes_met(tally: dict[str, int]) -> bool:
+    """The pass target: no pass read wrong, and at least PASS_TARGET of them read right.
+
+    >>> passes_met({"right": 9999, "unreadable": 1, "wrong": 0})
+    True
+    >>> passes_met({"right": 10000, "unreadable": 0, "wrong": 1})
+    False
+    """
+    return tally["wrong"] == 0 and tally["right"] >= PASS_TARGET * sum(tally.values())
 MS_TARGET = 2.0
 LEARN_TARGET_S = 60.0
 RSS_TARGET_MB = 150.0
@@ -407,16 +418,14 @@ def main(argv: list[str] | None = None) -> int:
             if args.rendered_passes > 0:
                 t = bench_passes(style, args.rendered_passes, args.seed, pool, reader, cpu,
                                  wall, per_card)
-                n = sum(t.values())
-                m = t["wrong"] == 0 and t["right"] >= PASS_TARGET * n
+                n, m = sum(t.values()), passes_met(t)
                 met &= m
                 parts.append(f"\n    rendered passes {t['right']}/{n} right, "
                              f"{t['unreadable']} unreadable, {t['wrong']} wrong"
                              f"{'' if m else '!'}")
             if args.passes > 0 and by_card:
                 t = resampled_passes(by_card, args.passes, args.seed)
-                n = sum(t.values())
-                m = t["wrong"] == 0 and t["right"] >= PASS_TARGET * n
+                n, m = sum(t.values()), passes_met(t)
                 met &= m
                 parts.append(f"; resampled passes {100 * t['right'] / n:.3f}% right "
                              f"({t['unreadable']} unreadable, {t['wrong']} wrong of {n})"
