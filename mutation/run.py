@@ -29,6 +29,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -219,6 +220,7 @@ def run_module(name: str, nice: int, max_children: int, only: list[str] | None =
     if fresh:
         env["MUTATION_FRESH"] = "1"
     started = time.monotonic()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     cmd = ["nice", "-n", str(nice), sys.executable, "-m", "mutmut", "run",
            "--max-children", str(max_children), *(only or [])]
     log = workdir / "mutmut-run.log"
@@ -228,6 +230,18 @@ def run_module(name: str, nice: int, max_children: int, only: list[str] | None =
             returncode = subprocess.run(cmd, cwd=workdir, env=env, stdout=f,
                                         stderr=subprocess.STDOUT, check=False).returncode
     elapsed = time.monotonic() - started
+    # CPU time of mutmut and every process under it (its fork server and workers are
+    # reaped by their parents, so their user+sys time is folded into mutmut's children
+    # figure): unlike the wall time it does not grow with a shared machine's load
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    times = workdir / "mutation-times.json"
+    if report_only:  # the times of the run that made these results
+        saved = json.loads(times.read_text()) if times.exists() else {}
+        elapsed, cpu = saved.get("wall_seconds", 0.0), saved.get("cpu_seconds", 0.0)
+    else:
+        times.write_text(json.dumps({"wall_seconds": elapsed, "cpu_seconds": cpu,
+                                     "command": cmd}) + "\n")
     status = results(workdir, env)
     if returncode != 0 and not status:
         tail = log.read_text(errors="replace").splitlines()[-20:]
@@ -255,8 +269,36 @@ def run_module(name: str, nice: int, max_children: int, only: list[str] | None =
     score = killed / denominator if denominator else 1.0
     return {"module": name, "file": target, "mutants": total, "killed": killed,
             "survived": len(survivors), "equivalent": len(listed), "other": other,
-            "unlisted": unlisted, "score": score, "seconds": elapsed,
+            "unlisted": unlisted, "score": score, "seconds": elapsed, "cpu_seconds": cpu,
             "timeouts": timeouts, "unchecked": unchecked, "import_errors": len(import_errors)}
+
+
+def totals(rows: list[dict[str, object]]) -> dict[str, object]:
+    """The figures of several modules summed: the score over all their mutants.
+
+    >>> t = totals([{"mutants": 10, "killed": 9, "timeouts": 1, "survived": 1,
+    ...              "equivalent": 1, "other": {}, "seconds": 5.0, "cpu_seconds": 8.0,
+    ...              "unchecked": 0},
+    ...             {"mutants": 4, "killed": 2, "timeouts": 0, "survived": 1,
+    ...              "equivalent": 0, "other": {"m": "no tests"}, "seconds": 3.0,
+    ...              "cpu_seconds": 4.0, "unchecked": 2}])
+    >>> t["mutants"], t["killed"], round(t["score"], 4), t["cpu_seconds"], t["unchecked"]
+    (14, 11, 0.8462, 12.0, 2)
+    """
+    keys = ("mutants", "killed", "timeouts", "survived", "equivalent", "seconds",
+            "cpu_seconds", "unchecked")
+    out: dict[str, object] = {k: sum(r[k] for r in rows) for k in keys}  # type: ignore[misc]
+    out["other"] = {m: s for r in rows for m, s in r["other"].items()}  # type: ignore[union-attr]
+    denominator = out["mutants"] - out["equivalent"]  # type: ignore[operator]
+    out["score"] = out["killed"] / denominator if denominator else 1.0  # type: ignore[operator]
+    return out
+
+
+def _row(name: str, r: dict[str, object]) -> str:
+    return (f"{name:16}{r['mutants']:>8}{r['killed']:>8}{r['timeouts']:>7}"
+            f"{r['survived']:>9}{r['equivalent']:>7}{len(r['other']):>6}"  # type: ignore[arg-type]
+            f"{r['score']:>8.1%}{r['cpu_seconds']:>8.0f}{r['seconds']:>8.0f}"
+            f"{r['unchecked']:>7}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -264,9 +306,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("modules", nargs="*", help=f"any of: {', '.join(MODULES)}")
     ap.add_argument("--list", action="store_true", help="list the modules and their tests")
     ap.add_argument("--nice", type=int, default=15)
-    ap.add_argument("--max-children", type=int, default=2,
-                    help="parallel test processes (default 2, one per core here; they run "
-                         "under nice, so a shared machine's other work goes first)")
+    ap.add_argument("--max-children", type=int, default=os.cpu_count() or 1,
+                    help="parallel test processes (default: one per core; they run under "
+                         "nice, so a shared machine's other work goes first)")
     ap.add_argument("--json", type=Path, help="also write the figures to this file")
     ap.add_argument("--only", action="append",
                     help="run only the mutants matching this name pattern (a quick check)")
@@ -290,8 +332,9 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         ap.error(f"unknown module(s) {unknown}: choose from {', '.join(MODULES)}")
     rows = []
-    print(f"{'module':12}{'mutants':>8}{'killed':>8}{'(hang)':>7}{'survived':>9}"
-          f"{'equiv.':>7}{'other':>6}{'score':>8}{'time':>7}{'unrun':>7}", flush=True)
+    print(f"{'module':16}{'mutants':>8}{'killed':>8}{'(hang)':>7}{'survived':>9}"
+          f"{'equiv.':>7}{'other':>6}{'score':>8}{'CPU s':>8}{'wall s':>8}{'unrun':>7}",
+          flush=True)
     for name in names:
         only = list(args.only or [])
         if args.only_file:
@@ -299,13 +342,20 @@ def main(argv: list[str] | None = None) -> int:
         r = run_module(name, args.nice, args.max_children, only or None, args.report,
                        args.workdir_name, args.fresh)
         rows.append(r)
-        print(f"{name:12}{r['mutants']:>8}{r['killed']:>8}{r['timeouts']:>7}"
-              f"{r['survived']:>9}{r['equivalent']:>7}{len(r['other']):>6}"
-              f"{r['score']:>8.1%}{r['seconds']:>6.0f}s{r['unchecked']:>7}", flush=True)
+        print(_row(name, r), flush=True)
         for m in r["unlisted"]:
-            print(f"    survived: {m}  (mutmut show {m}, in build/mutation/{name})")
+            print(f"    survived: {m}  (mutmut show {m}, in "
+                  f"build/mutation/{args.workdir_name or name})")
         for m, s in r["other"].items():
             print(f"    {s}: {m}")
+    if len(rows) > 1:
+        total = totals(rows)
+        cores = os.cpu_count() or 1
+        print(_row("total", total), flush=True)
+        print(f"CPU {total['cpu_seconds']:.0f} s over all modules: about "
+              f"{total['cpu_seconds'] / cores:.0f} s of wall time on an idle "
+              f"{cores}-core machine; wall {total['seconds']:.0f} s here",
+              flush=True)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n")
     bad = [r for r in rows if r["unlisted"]]
