@@ -13,6 +13,7 @@ import pytest
 
 from shoe_controller.journal import (
     GENESIS,
+    Checkpointer,
     Journal,
     JournalCorrupt,
     JournalEntry,
@@ -141,3 +142,52 @@ def test_missing_directory_is_a_journal_error_not_corruption(tmp_path):
     with pytest.raises(JournalError, match="does not exist") as e:
         Journal.open(str(tmp_path / "nope" / "j.sqlite3"))
     assert not isinstance(e.value, JournalCorrupt)
+
+
+# -- the read helpers (first_entry/entry: None on an empty journal and past its end, as
+# documented; of_type's filter and order) and wait_runs's timeout: the expected rows are
+# what the test itself appended
+
+
+@pytest.fixture
+def path(tmp_path):
+    return str(tmp_path / "j.sqlite3")
+
+
+def test_first_entry_and_entry_of_an_empty_journal_are_none(path):
+    with Journal.open(path, table_id="T1") as j:
+        assert j.first_entry() is None
+        assert j.entry(1) is None
+        assert j.entry(0) is None
+
+
+def test_entry_gives_exactly_the_row_asked_for_or_none(path):
+    events = [{"type": "a", "i": 1}, {"type": "b", "i": 2}, {"type": "a", "i": 3}]
+    with Journal.open(path, table_id="T1") as j:
+        j.append(events, time=T)
+        first = j.first_entry()
+        assert first is not None and (first.seq, first.data) == (1, events[0])
+        for seq, event in enumerate(events, start=1):
+            got = j.entry(seq)
+            assert got is not None and (got.seq, got.data) == (seq, event)
+        assert j.entry(4) is None
+        assert j.entry(0) is None
+        assert j.entry(-1) is None
+
+
+def test_of_type_gives_every_entry_of_that_type_in_order(path):
+    types = ["a", "b", "a", "c", "a", "b"]
+    with Journal.open(path, table_id="T1") as j:
+        j.append([{"type": t, "i": i} for i, t in enumerate(types)], time=T)
+        for wanted in ("a", "b", "c", "none"):
+            got = j.of_type(wanted)
+            expected = [seq for seq, t in enumerate(types, start=1) if t == wanted]
+            assert [e.seq for e in got] == expected
+            assert all(e.type == wanted and e.data["type"] == wanted for e in got)
+
+
+def test_wait_runs_gives_false_when_the_timeout_passes(path):
+    with Journal.open(path, table_id="T1") as j:
+        c = Checkpointer(j)  # never started: no checkpoint will ever run
+        assert c.wait_runs(1, timeout=0.05) is False
+        assert c.wait_runs(0, timeout=0.05) is True

@@ -1,0 +1,277 @@
+"""Every refusal of the journal, word for word, and its documented defaults (issue 15's
+campaign: the tests matched a phrase of each message, so a message that lost what to do,
+or gained junk, still passed).
+
+A journal refusal is what an operator reads at 3 a.m.: it must say what is wrong, which
+file, and what to do (docs/journal.md, "Recovery" and "Never started over"). The texts
+below are written out here, not read from the module; the defaults are read from
+docs/journal.md."""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+
+import pytest
+
+from shoe_controller.journal import (
+    GENESIS,
+    Journal,
+    JournalCorrupt,
+    JournalEntry,
+    JournalError,
+    JournalMismatch,
+    chain_hash,
+    encode_body,
+    verify_entries,
+)
+
+T = "2026-12-01T10:00:00.000000Z"
+RESTORE = ("Put back the journal's latest copy together with its -wal file (or a copy made "
+           "with `sqlite3 FILE .backup`); to start a new journal deliberately, move this "
+           "file aside first (docs/journal.md, \"Never started over\")")
+DAMAGED = ("refusing to start on it. Move it aside and restore the last good copy "
+           "(see docs/journal.md, recovery).")
+
+
+@pytest.fixture
+def path(tmp_path):
+    return str(tmp_path / "j.sqlite3")
+
+
+def message(exc_type, fn, *args, **kwargs):
+    with pytest.raises(exc_type) as info:
+        fn(*args, **kwargs)
+    return str(info.value)
+
+
+def make_journal(path: str, n: int = 2) -> None:
+    with Journal.open(path, table_id="T1") as j:
+        j.append([{"type": "note", "i": i} for i in range(n)], time=T)
+
+
+def test_opening_and_creating_where_there_is_nothing(path, tmp_path):
+    assert message(JournalError, Journal.open, path, readonly=True) == (
+        f"journal {path}: no such file")
+    assert message(JournalCorrupt, Journal.open, path, existing=True) == (
+        f"journal {path}: no such file")
+    nowhere = str(tmp_path / "nope" / "j.sqlite3")
+    assert message(JournalError, Journal.open, nowhere) == (
+        f"journal {nowhere}: directory {tmp_path / 'nope'} does not exist")
+    assert message(JournalError, Journal.create, nowhere, table_id="T1") == (
+        f"journal {nowhere}: directory {tmp_path / 'nope'} does not exist")
+
+
+def test_create_refuses_an_existing_file(path):
+    make_journal(path)
+    assert message(JournalError, Journal.create, path, table_id="T1") == (
+        f"journal {path}: already exists; refusing to create a new journal over it")
+
+
+def test_an_empty_file_holds_no_journal(path):
+    open(path, "wb").close()
+    assert message(JournalCorrupt, Journal.open, path, existing=True) == (
+        f"journal {path} exists but is empty: it holds no journal (and there is no -wal "
+        f"file beside it). {RESTORE}")
+    open(path + "-wal", "wb").close()
+    assert message(JournalCorrupt, Journal.open, path, existing=True) == (
+        f"journal {path} exists but is empty: it holds no journal (its events can only be "
+        f"in the -wal file beside it). {RESTORE}")
+
+
+def test_a_database_without_the_journal_tables_holds_no_journal(path):
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE other (x)")
+    conn.commit()
+    conn.close()
+    assert message(JournalCorrupt, Journal.open, path, existing=True) == (
+        f"journal {path} exists but holds no journal (tables ['other']; its -wal file is "
+        "missing: a journal copied without it loses every event not yet checkpointed). "
+        f"{RESTORE}")
+    open(path + "-wal", "wb").close()
+    assert message(JournalCorrupt, Journal.open, path, existing=True) == (
+        f"journal {path} exists but holds no journal (tables ['other']; not even with its "
+        f"-wal file). {RESTORE}")
+    assert message(JournalCorrupt, Journal.open, path, readonly=True) == (
+        f"journal {path}: not a shoe-controller journal (tables ['other'])")
+
+
+def test_meta_without_a_format_version_holds_no_journal(path):
+    conn = sqlite3.connect(path)
+    conn.executescript("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+                       "CREATE TABLE events (seq INTEGER PRIMARY KEY, time TEXT NOT NULL,"
+                       " type TEXT NOT NULL, body TEXT NOT NULL, prev_hash TEXT NOT NULL,"
+                       " hash TEXT NOT NULL);")
+    conn.close()
+    assert message(JournalCorrupt, Journal.open, path, existing=True) == (
+        f"journal {path} exists but holds no journal (tables ['events', 'meta']; its -wal "
+        "file is missing: a journal copied without it loses every event not yet "
+        f"checkpointed). {RESTORE}")
+
+
+def test_the_wrong_schema_is_named(path):
+    conn = sqlite3.connect(path)
+    conn.executescript("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+                       "CREATE TABLE events (seq INTEGER PRIMARY KEY, body TEXT);")
+    conn.close()
+    what = "table 'events' has columns ['seq', 'body'], not ['seq', 'time', 'type', " \
+           "'body', 'prev_hash', 'hash']"
+    assert message(JournalCorrupt, Journal.open, path, existing=True) == (
+        f"journal {path}: not a shoe-controller journal ({what}); refusing to read it. "
+        f"{RESTORE}")
+    assert message(JournalCorrupt, Journal.open, path, readonly=True) == (
+        f"journal {path}: not a shoe-controller journal ({what}); refusing to read it")
+
+
+def test_a_view_or_a_trigger_is_named(tmp_path):
+    cases = {
+        "CREATE VIEW events AS SELECT 1 AS seq": "'events' is a view, not a table",
+        "CREATE TABLE events (seq INTEGER); CREATE VIEW v AS SELECT 1":
+            "it has a view ('v'): a journal has none",
+        "CREATE TABLE events (seq INTEGER); CREATE TRIGGER t AFTER INSERT ON events "
+        "BEGIN SELECT 1; END": "it has a trigger ('t'): a journal has none",
+        "CREATE TABLE m (x); CREATE INDEX meta ON m (x)": "'meta' is a index, not a table",
+    }
+    for i, (script, what) in enumerate(cases.items()):
+        path = str(tmp_path / f"j{i}.sqlite3")
+        conn = sqlite3.connect(path)
+        conn.executescript(script)
+        conn.close()
+        assert message(JournalCorrupt, Journal.open, path, readonly=True) == (
+            f"journal {path}: not a shoe-controller journal ({what}); refusing to read it")
+
+
+def test_a_file_that_is_not_sqlite(path):
+    with open(path, "wb") as f:
+        f.write(b"this is not a database at all" * 100)
+    got = message(JournalCorrupt, Journal.open, path)
+    assert got == (f"journal {path}: not a readable SQLite database (file is not a "
+                   f"database); {DAMAGED}")
+    got = message(JournalCorrupt, Journal.open, path, existing=True)
+    assert got == (f"journal {path}: not a readable SQLite database (file is not a "
+                   f"database). {RESTORE}")
+
+
+def test_a_journal_of_another_format_or_table(path):
+    make_journal(path)
+    assert message(JournalMismatch, Journal.open, path, table_id="T2") == (
+        f"journal {path} belongs to table 'T1', the config says table 'T2': point "
+        "[journal] path at that table's own journal")
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE meta SET value = '7' WHERE key = 'format_version'")
+    conn.commit()
+    conn.close()
+    assert message(JournalMismatch, Journal.open, path, table_id="T1") == (
+        f"journal {path}: format version 7, this program reads version 1")
+
+
+def test_a_directory_in_the_journal_s_place(tmp_path):
+    folder = tmp_path / "journal.sqlite3"
+    folder.mkdir()
+    # SQLite's own words for the failure vary with the call; the rest is ours
+    got = message(JournalError, Journal.open, folder)
+    assert re.fullmatch(re.escape(f"journal {folder}: cannot open it: ") + r"[A-Za-z /]+", got)
+    got = message(JournalError, Journal.open, folder, readonly=True)
+    assert re.fullmatch(re.escape(f"journal {folder}: cannot open it: ") + r"[A-Za-z /]+"
+                        + re.escape(" (a read-only audit also needs write access to the "
+                                    "journal's folder for SQLite's -shm file: or audit a "
+                                    "copy made with sqlite3 .backup)"), got), got
+
+
+def test_a_journal_in_use_names_the_holder(path):
+    """The lock file holds the writer's pid (written by the writer itself)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    make_journal(path)
+    code = textwrap.dedent(f"""
+        import sys, time
+        from shoe_controller.journal import Journal
+        j = Journal.open({path!r})
+        print("open", flush=True)
+        sys.stdin.read()
+    """)
+    env = dict(os.environ)
+    holder = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "open\n"
+        with open(path + ".lock") as f:
+            assert f.read() == f"{holder.pid}\n"
+        assert message(JournalError, Journal.open, path) == (
+            f"journal {path} is in use by another process (pid {holder.pid}): stop it "
+            "first (e.g. systemctl stop shoe-controller); one daemon per journal")
+    finally:
+        holder.communicate("", timeout=30)
+
+
+def test_the_chain_errors_say_what_happened_to_the_row():
+    def entry(seq, prev, body='{"type":"x"}', type_="x"):
+        return JournalEntry(seq, T, type_, body, prev, chain_hash(prev, seq, T, type_, body))
+
+    a = entry(1, GENESIS)
+    b = entry(2, a.hash)
+    cases = [
+        ([a, entry(3, a.hash)],
+         "J: seq 3 follows seq 1, expected seq 2 (a row was deleted or inserted)"),
+        ([a, entry(2, GENESIS)],
+         "J: seq 2: prev_hash does not match the hash of seq 1 (the chain is broken here)"),
+        ([a, JournalEntry(2, T, "x", '{"type":"y"}', a.hash, b.hash)],
+         "J: seq 2: stored hash does not match its content (the row was edited or "
+         "damaged)"),
+        ([a, entry(2, a.hash, body="{")], "J: seq 2: body is not JSON"),
+        ([a, entry(2, a.hash, body='{"type":"y"}')],
+         "J: seq 2: type column 'x' does not match the body's type"),
+    ]
+    for rows, expected in cases:
+        assert message(JournalCorrupt, verify_entries, rows, where="J") == expected
+    # the default place name
+    assert message(JournalCorrupt, verify_entries, [entry(2, GENESIS)]) == (
+        "journal: seq 2 follows seq 0, expected seq 1 (a row was deleted or inserted)")
+
+
+def test_an_event_without_a_type_and_a_bad_checkpoint_mode(path):
+    assert message(ValueError, encode_body, {"shoe": 1}) == (
+        "cannot journal {'shoe': 1}: an event needs a string 'type'")
+    assert message(ValueError, encode_body, {"type": ""}) == (
+        "cannot journal {'type': ''}: an event needs a string 'type'")
+    with Journal.open(path, table_id="T1") as j:
+        assert message(ValueError, j.checkpoint, "FULL") == (
+            "checkpoint mode 'FULL': PASSIVE or TRUNCATE")
+
+
+def test_the_checkpointer_s_defaults_are_the_documented_ones():
+    """docs/journal.md, "WAL checkpoints": idle 50 ms, at most once a second, at most
+    10 s late, a TRUNCATE after 5 s without appends and past 4 MB."""
+    from pathlib import Path
+
+    from shoe_controller.journal import WAL_LIMIT, Checkpointer
+
+    doc = " ".join((Path(__file__).resolve().parents[1] / "docs" / "journal.md")
+                   .read_text(encoding="utf-8").split())
+    idle = re.search(r"once the journal has been idle for (\d+) ms", doc)
+    late = re.search(r"at most once a second and at most (\d+) s late", doc)
+    truncate = re.search(r"after (\d+) s without appends", doc)
+    limit = re.search(r"a WAL past (\d+) MB gets a TRUNCATE", doc)
+    size_limit = re.search(r"`journal_size_limit` to (\d+) MB", doc)
+    assert idle and late and truncate and limit and size_limit
+    j = Journal.__new__(Journal)  # the defaults only: no file needed
+    c = Checkpointer(j)
+    assert c.idle == int(idle.group(1)) / 1000
+    assert c.every == 1.0
+    assert c.max_wait == int(late.group(1))
+    assert c.truncate_idle == int(truncate.group(1))
+    assert c.wal_limit == WAL_LIMIT == int(limit.group(1)) * 1024 * 1024
+    assert int(size_limit.group(1)) * 1024 * 1024 == WAL_LIMIT
+    assert (c.runs, c.truncates, c.last, c.failing) == (0, 0, None, False)
+
+
+def test_wal_bytes_is_the_size_of_the_wal_file_or_zero(path):
+    j = Journal.open(path, table_id="T1")
+    j.append([{"type": "note", "text": "x" * 10_000}], time=T)
+    assert j.wal_bytes() == os.path.getsize(path + "-wal") > 10_000
+    j.close()  # the last connection removes the WAL
+    assert not os.path.exists(path + "-wal")
+    assert j.wal_bytes() == 0
