@@ -107,8 +107,8 @@ MODULES: dict[str, tuple[str, list[str]]] = {
                  ["tests/test_bridge_codec.py", "tests/test_protocol_doc.py"]),
     "journal": ("shoe_controller/journal.py",
                 ["tests/test_journal.py", "tests/test_reference_journal.py",
-                 "tests/test_journal_hostile.py", "tests/test_wal_bound.py",
-                 "tests/test_feed.py"]),
+                 "tests/test_journal_documented.py", "tests/test_journal_hostile.py",
+                 "tests/test_wal_bound.py", "tests/test_feed.py"]),
     "passes": ("shoe_controller/vision/passes.py",
                ["tests/test_passes.py", "tests/test_reference_passes.py"]),
 }
