@@ -31,6 +31,7 @@ percentile), for k = 4..8; and new decks given 4-6 riffles (against new-deck ord
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import multiprocessing
 import random
@@ -40,6 +41,8 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
+
+import msgspec
 
 from shoe_controller.game import edge_sorting as es
 from shoe_controller.game import shuffle_integrity as si
@@ -63,6 +66,7 @@ from shoe_controller.game.tableau import coup
 DECKS = 8
 CUT_LEFT = 16
 CONFIG = AnalyticsConfig(shoe_analysis=False)  # integrity only; odds are bench/odds.py
+_CODE_INDEX = {c.code: c.index for c in ALL_CARDS}
 
 
 def shoe_events(shoe: int, cards: list[str], orient: Callable[[str], str | None]) -> Iterator[Any]:
@@ -476,79 +480,195 @@ def _riffled_ids(ids: list[int], riffles: int, rng: random.Random) -> list[int]:
     return [int(c) for c in cards]
 
 
-def _oracle_peak(old: list[str], ids: list[int], dealt: int) -> tuple[float, int | None]:
+#: Oracle (bench only): recency time scales of the fronts (inf: every live front alike),
+#: mixture weights, and the old-order neighbourhoods a front opens at.
+ORACLE_TAUS = (8.0, 24.0, 64.0, 160.0, math.inf)
+ORACLE_LAMS = (0.1, 0.3, 0.5, 0.8, 0.95)
+ORACLE_OFFSETS: dict[str, dict[int, float]] = {
+    "forward": {1: 1.0},
+    "backward": {-1: 1.0},
+    "both": {1: 1.0, -1: 1.0},
+    "window 3": {1: .6, -1: .6, 2: .25, -2: .25, 3: .15, -3: .15},
+}
+
+
+def _oracle_peak(codes: list[str], ids: list[int], dealt: int, by_identity: bool,
+                 graph: dict[int, dict[int, float]] | None = None
+                 ) -> tuple[float, int | None]:
     """The front predictor given every new card's TRUE old position (only a simulation
-    knows it): fronts are the old positions next to a dealt one, weighted by how recently
-    that neighbour was dealt (three time scales), ``P1(c)`` = the fronts' weight on ``c``;
-    the log of the product of ``(lam P1 + (1 - lam) P0) / P0``, averaged over the
-    mixtures. Returns (peak over the first ``dealt`` cards, card at which it reached 10)."""
-    taus, lams = (6.0, 16.0, 48.0), (0.05, 0.1, 0.2, 0.4, 0.7)
-    idx = {c.code: c.index for c in ALL_CARDS}
-    code = [idx[c] for c in old]
-    n = len(code)
-    placed = [False] * n
-    front = [[0.0] * n for _ in taus]
-    weight = [[0.0] * 52 for _ in taus]
-    seen = [0] * 52
-    logm = [0.0] * (len(taus) * len(lams))
+    knows it). Fronts: the undealt old positions next to a dealt one (forward, backward,
+    both, a 3-deep window, or ``graph``: the tray neighbours over both collection orders
+    of every round), weighted by how recently that neighbour was dealt (time scale tau;
+    inf: all alike). ``P1`` = the fronts' share on the card's identity (``by_identity``:
+    scored against the fair ``1 / cards left``) or on its code (against ``P0(c)``: what
+    a test at a table, which sees codes only, could score if it knew the old position of
+    every card already dealt). The log of the mean over components and mixtures of the
+    product of ``(lam P1 + (1 - lam) P0) / P0``: a fair-shuffle martingale like the real
+    test's. Returns (peak over the first ``dealt`` cards, card at which it reached 10)."""
+    import numpy as np
+
+    n = len(codes)
+    code = np.array([_CODE_INDEX[c] for c in codes])
+    offsets = dict(ORACLE_OFFSETS)
+    if graph is not None:
+        offsets = {"both": ORACLE_OFFSETS["both"], "graph": {}}
+    comps = [(o, tau) for o in offsets for tau in ORACLE_TAUS]
+    pad = 4
+    u = np.zeros((len(comps), n + 2 * pad))
+    gone = np.zeros(n + 2 * pad, bool)
+    gone[:pad] = gone[n + pad:] = True
+    onehot = np.zeros((n + 2 * pad, 52))
+    onehot[np.arange(pad, n + pad), code] = 1.0
+    lams = np.array(ORACLE_LAMS)
+    logm = np.zeros((len(comps), len(lams)))
+    seen = np.zeros(52)
     peak, first = 0.0, None
     for t, q in enumerate(ids[:dealt]):
-        c = code[q]
-        p0 = (DECKS - seen[c]) / (n - t)
-        j = 0
-        for w in weight:
-            total = sum(x for cc, x in enumerate(w) if seen[cc] < DECKS)
-            ratio = w[c] / total / p0 if total > 0 else 1.0
-            for lam in lams:
-                logm[j] += math.log(lam * ratio + 1 - lam)
-                j += 1
-        top = max(logm)
-        value = top + math.log(sum(math.exp(v - top) for v in logm) / len(logm))
+        p = q + pad
+        left = n - t
+        total = u.sum(1)
+        if by_identity:
+            p0 = 1.0 / left
+            mass = u[:, p]
+        else:
+            p0 = (DECKS - seen[code[q]]) / left
+            mass = u @ onehot[:, code[q]]
+        p1 = np.where(total > 0, mass / np.maximum(total, 1e-300), p0)
+        logm += np.log(lams[None, :] * (p1 / p0)[:, None] + 1.0 - lams[None, :])
+        top = float(logm.max())
+        value = top + math.log(float(np.exp(logm - top).mean()))
         peak = max(peak, value)
         if first is None and value >= CONFIG.shuffle_weak_threshold:
             first = t
-        seen[c] += 1
-        placed[q] = True
-        for i, tau in enumerate(taus):
-            weight[i][c] -= front[i][q]
-            e = math.exp(t / tau)
-            for r in (q - 1, q + 1):
-                if 0 <= r < n and not placed[r]:
-                    front[i][r] += e
-                    weight[i][code[r]] += e
+        seen[code[q]] += 1
+        gone[p] = True
+        u[:, p] = 0.0
+        for k, (o, tau) in enumerate(comps):
+            e = 1.0 if tau == math.inf else math.exp(t / tau)
+            near = ((r - q, w) for r, w in graph.get(q, {}).items()) if o == "graph" and graph \
+                else offsets[o].items()
+            for d, w in near:
+                if 0 <= q + d < n and not gone[p + d]:
+                    u[k, p + d] += w * e
     return peak, first
 
 
+def tray_graph(events: list[Any]) -> dict[int, dict[int, float]]:
+    """Neighbours in the discard tray of every card of a shoe (by its position in the
+    dealt order) when each round's cards are collected hand by hand, Player's then
+    Banker's or the reverse: over both orders, weight 1 within a hand, 1/2 across the
+    junction of the two hands, 1/4 between rounds (burn cards keep their dealt order)."""
+    nb: dict[int, dict[int, float]] = {}
+
+    def link(x: int, y: int, w: float) -> None:
+        nb.setdefault(x, {})[y] = nb.get(x, {}).get(y, 0.0) + w
+        nb.setdefault(y, {})[x] = nb.get(y, {}).get(x, 0.0) + w
+
+    i = 0
+    ends: list[tuple[int, float]] = []
+    hands: dict[str, list[int]] = {"player": [], "banker": []}
+    for ev in events:
+        if isinstance(ev, BurnIndicator | CardBurned):
+            for e, w in ends:
+                link(e, i, w)
+            ends = [(i, 1.0)]
+            i += 1
+        elif isinstance(ev, CardDealt):
+            hands[ev.hand].append(i)
+            i += 1
+        elif isinstance(ev, ResultConfirmed):
+            pl, bk = hands["player"], hands["banker"]
+            for h in (pl, bk):
+                for x, y in itertools.pairwise(h):
+                    link(x, y, 1.0)
+            link(pl[-1], bk[0], 0.5)
+            link(bk[-1], pl[0], 0.5)
+            for e, w in ends:
+                link(e, pl[0], w / 2)
+                link(e, bk[0], w / 2)
+            ends = [(pl[-1], 0.5), (bk[-1], 0.5)]
+            hands = {"player": [], "banker": []}
+    return nb
+
+
+def exact_gsr_llr(old_positions: list[int], riffles: int) -> float:
+    """The exact log-likelihood ratio of ``riffles`` GSR riffles against a fair shuffle
+    for a whole deck (no strip, no cut), given every card's old position:
+    ``log(C(a + n - r, n) / a**n * n!)`` with ``a = 2**riffles`` and ``r`` rising
+    sequences (Bayer and Diaconis); ``-inf`` when ``r > a``.
+
+    >>> exact_gsr_llr(list(range(52)), 1) > 100, exact_gsr_llr([1, 0, 3, 2], 1)
+    (True, -inf)
+    """
+    a, n = 2 ** riffles, len(old_positions)
+    r = rising_sequences(old_positions)
+    if r > a:
+        return -math.inf
+    return (math.lgamma(a + n - r + 1) - math.lgamma(a - r + 1) - n * math.log(a))
+
+
+def _oracle_shoe(riffles: int, stripped: bool, by_hand: bool, rng: random.Random
+                 ) -> tuple[list[str], list[int], list[Any]]:
+    """A fair previous shoe dealt, its tray (``discard_stack``) given the weak shuffle:
+    (its dealt order, the new shoe as positions in that order, its events)."""
+    previous = fresh_cards()
+    rng.shuffle(previous)
+    events = list(shoe_events(1, previous, lambda c: None))
+    tagged: list[Any] = []
+    i = 0
+    for ev in events:  # the same events with each card named by its dealt position
+        if isinstance(ev, BurnIndicator | CardBurned | CardDealt):
+            tagged.append(msgspec.structs.replace(ev, card=str(i)))
+            i += 1
+        else:
+            tagged.append(ev)
+    stack = discard_stack([str(j) for j in range(len(previous))], tagged, by_hand, rng)
+    new = weakly_shuffled(stack, riffles, rng, stripped=stripped)
+    return previous, [int(s) for s in new], events
+
+
 def oracle_run(per_kind: int, seed: int) -> None:
-    """How much a predictor of the front family could reach if identical cards were not
-    identical: the same GSR riffles, strip and cut as the weak-shuffle table, the previous
-    shoe's dealt order as the reference, every card's true old position given."""
+    """How far a test could go if identical cards were not identical: the weak-shuffle
+    table's riffles, strip, cut and tray (dealt order or collected by hand), the previous
+    shoe's dealt order as the reference, every card's true old position given. Scored by
+    identity (an upper reference: what distinct cards would allow) and by code (the
+    information a table's test sees, with the old positions of the cards already dealt
+    known: what resolving identical copies perfectly would allow); and the exact GSR
+    likelihood ratio of the whole deck without strip or cut."""
     rng = random.Random(seed)
     start = time.perf_counter()
-    print(f"oracle: the front predictor told every card's true old position ({per_kind} "
-          "shoes each; riffles, strip, cut; not achievable at a table):")
-    print(f"  {'riffles':8s} {'reached 10':>12s} {'round: median':>14s} {'90%':>5s} "
-          f"{'peak: median':>13s}")
-    for k in (4, 5, 6, 7, 8):
-        firsts: list[int | None] = []
-        peaks = []
-        for _ in range(per_kind):
-            old = fresh_cards()
-            rng.shuffle(old)
-            ids = list(range(len(old)))
-            for _ in range(k):
-                ids = gsr(ids, rng)  # type: ignore[arg-type]
-            ids = cut(strip(ids, rng), rng)  # type: ignore[arg-type]
-            peak, first = _oracle_peak(old, ids, len(old) - CUT_LEFT)
-            peaks.append(peak)
-            # the round of card ``first`` (about 1 + 5 burned, then ~4.9 cards a round)
-            firsts.append(None if first is None else max(1, math.ceil((first - 5) / 4.9)))
-        got = sorted(f for f in firsts if f is not None)
-        med = f"{statistics.median(got):14.1f}" if got else f"{'-':>14s}"
-        p90 = f"{got[math.ceil(0.9 * len(got)) - 1]:5d}" if got else f"{'-':>5s}"
-        print(f"  {k:<8d} {len(got):5d}/{per_kind} ({len(got) / per_kind:4.0%}) {med} {p90} "
-              f"{statistics.median(peaks):13.1f}")
-    print(f"  [{time.perf_counter() - start:.0f} s]")
+    kinds = (("strip, cut", True, False), ("no strip, cut", False, False),
+             ("collected by hand, strip, cut", True, True))
+    print(f"oracle: every card's true old position known ({per_kind} shoes each; the "
+          "weak-shuffle table's shuffles; not achievable at a table): caught (reached 10 "
+          "by the cut card), median round, median peak")
+    print(f"  {'shuffle':32s} {'riffles':>7s}   {'scored by identity':>26s}   "
+          f"{'scored by code':>26s}")
+    for name, stripped, by_hand in kinds:
+        for k in (4, 5, 6, 7, 8):
+            cells = []
+            results: dict[bool, list[tuple[float, int | None]]] = {True: [], False: []}
+            for _ in range(per_kind):
+                old, ids, events = _oracle_shoe(k, stripped, by_hand, rng)
+                graph = tray_graph(events) if by_hand else None
+                for by_id in (True, False):
+                    results[by_id].append(
+                        _oracle_peak(old, ids, len(old) - CUT_LEFT, by_id, graph))
+            for by_id in (True, False):
+                got = sorted(max(1, math.ceil((f - 5) / 4.9))
+                             for _, f in results[by_id] if f is not None)
+                med = f"{statistics.median(got):5.1f}" if got else "    -"
+                peak = statistics.median(p for p, _ in results[by_id])
+                cells.append(f"{len(got):3d}/{per_kind} ({len(got) / per_kind:4.0%}) {med} "
+                             f"{peak:7.1f}")
+            print(f"  {name:32s} {k:7d}   {cells[0]:>26s}   {cells[1]:>26s}", flush=True)
+    print("  exact GSR log-likelihood ratio of the whole 416-card deck, no strip and no "
+          "cut (median, min):", end="")
+    for k in (4, 5, 6, 7, 8, 9, 10):
+        vals = [exact_gsr_llr(_riffled_ids(list(range(416)), k, rng), k)
+                for _ in range(per_kind)]
+        print(f"  {k}: {statistics.median(vals):.0f}, {min(vals):.0f}", end="")
+    print(f"\n  [{time.perf_counter() - start:.0f} s]")
 
 
 def _weak_null_chunk(task: tuple[int, int]) -> list[tuple[float, float]]:
