@@ -136,3 +136,43 @@ def test_plump_spades_and_clubs_are_told_apart_or_rejected(plump_reader: IndexRe
         assert got in (code, "REJECT"), (code, got)
         right += got == code
     assert right >= len(codes) - 3
+
+
+# --------------------------------------------------------------------------- joined art
+
+
+def _with_sword(code: str, style: str, colour: tuple[int, int, int]) -> render.CardFace:
+    """``code``'s face with court art joined to its small suit: a sword (a 3 px blade
+    with a cross-guard) running from the suit's lowest point down off the card's
+    corner area, printed in one piece with the suit (one ink part)."""
+    face = render.draw_card_face(code, style)
+    img = face.image.copy()
+    x0, y0, x1, y1 = face.index_box
+    dark = (img[y0:y1, x0:x1].min(axis=2) < 128)
+    rows = np.flatnonzero(dark.any(axis=1))
+    bottom = y0 + int(rows[-1])
+    cx = x0 + round(float(np.flatnonzero(dark[rows[-1]]).mean()))
+    cv2.rectangle(img, (cx - 1, bottom - 1), (cx + 1, img.shape[0] - 1), colour, -1)
+    cv2.rectangle(img, (cx - 8, bottom + 14), (cx + 8, bottom + 16), colour, -1)
+    return render.CardFace(img, face.mask, face.index_box)
+
+
+def test_a_suit_joined_to_the_court_art_is_cut_where_the_deck_puts_its_suits() -> None:
+    """Three kings whose small suit is one ink part with a sword (bellot's, paris's
+    kings): the suit is cut out at the place and size this deck's other cards give it,
+    so the deck learns (it was refused: "no suit below it"), and those kings read right
+    or are rejected, never as another card."""
+    style = "classic"
+    faces = {"KH": _with_sword("KH", style, (40, 170, 230)),
+             "KS": _with_sword("KS", style, (25, 25, 25)),
+             "KC": _with_sword("KC", style, (40, 30, 200))}
+    reader = IndexReader(learn_profile(_calibration_frames(style, faces)))
+    right = 0
+    for i, (code, face) in enumerate(faces.items()):
+        for k in range(4):
+            pose = Pose((220.0 + 40 * k, 240.0 + 6 * k), k % 2 == 1, 3.0 * k - 4.0,
+                        0.9 + 0.07 * k)
+            got = _verdict(reader.read(_composed(face, pose, 20 * i + k, GUIDED)))
+            assert got in (code, "REJECT"), (code, k, got)
+            right += got == code
+    assert right >= 9

@@ -574,6 +574,8 @@ class Geometry:
     rank_h: tuple[float, float, float]  # min, median, max
     suit_centre: tuple[float, float]
     suit_h: tuple[float, float, float]  # min, median, max
+    #: min, median, max width of a suit (0: not learned, a profile from before it was)
+    suit_w: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
     def to_json(self) -> dict[str, list[float]]:
         return {k: list(getattr(self, k)) for k in self.__slots__}  # type: ignore[attr-defined]
@@ -581,7 +583,7 @@ class Geometry:
     @staticmethod
     def from_json(d: dict[str, list[float]]) -> Geometry:
         return Geometry(**{k: tuple(float(x) for x in d[k])  # type: ignore[arg-type]
-                           for k in Geometry.__slots__})  # type: ignore[attr-defined]
+                           for k in Geometry.__slots__ if k in d})  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True, slots=True)
@@ -592,6 +594,9 @@ class Found:
     suit: list[int]
     rank_box: tuple[int, int, int, int]
     suit_box: tuple[int, int, int, int]
+    #: the ink the parts are of, when it is not the one searched: a suit joined to the
+    #: court art was cut out of it (:func:`cut_joined`)
+    ink: Ink | None = None
 
 
 
@@ -630,7 +635,9 @@ def suit_parts(st: np.ndarray, cen: np.ndarray, cands: list[int], suit0: int, ah
     """The suit part and the pieces of the same glyph (a pedestal under a spade, a
     stem): inside its box, or starting inside it or just below it, under it and
     smaller (a stem the threshold cut off the body starts a pixel or two above the
-    body's bottom: it belongs to the glyph whether or not it overlaps)."""
+    body's bottom: it belongs to the glyph whether or not it overlaps), and shorter
+    than the body (a sword or sceptre of the court art that starts just under a small
+    suit is no stem of it)."""
     x0, y0, x1, y1 = union_box(st, [suit0])
     parts = [suit0]
     for i in cands:
@@ -643,35 +650,141 @@ def suit_parts(st: np.ndarray, cen: np.ndarray, cands: list[int], suit0: int, ah
         if (ov >= 0.5 * min(st[i, 2], x1 - x0)
                 and y0 + 0.5 * (y1 - y0) <= st[i, 1] <= y1 + 0.1 * ah + 1
                 and st[i, 4] < st[suit0, 4] and x0 - 1 <= st[i, 0]
-                and st[i, 0] + st[i, 2] <= x1 + 1):
+                and st[i, 0] + st[i, 2] <= x1 + 1 and st[i, 3] <= 0.75 * (y1 - y0)):
             parts.append(i)
     return parts
 
-def locate_free(ink: Ink, two_part: bool = True) -> Found | str:
-    """The index of a calibration crop, knowing nothing of the deck's layout: the ink
-    part nearest the corner (with, if ``two_part``, the parts beside it of the same
-    height: the 1 and 0 of a 10) is the rank, the nearest part below it, under the rank
-    column, is the suit. Returns why not, in words."""
+#: A joined suit is cut only where the ink is this narrow (a share of the suit's widest
+#: row): the point of a heart, a club's stem, where a sword or sceptre of the court art
+#: touches it.
+NECK_SHARE = 0.4
+
+
+def cut_joined(ink: Ink, box: tuple[float, float, float, float], exclude: list[int]
+               ) -> tuple[Ink, int] | None:
+    """The suit glyph where ``box`` (x0, y0, x1, y1 in crop px: where this deck's suit
+    is, learned from its other cards) says, when the suit is one ink part with court art
+    (a sword or sceptre starting at its point): the part that covers the box, cut at
+    its narrowest row near the box's bottom. The cut piece becomes a part of its own
+    (a new label, returned). None unless it is clearly a suit-sized glyph there: the
+    neck is narrow (``NECK_SHARE`` of the piece's width), the piece stays inside the
+    box's surroundings (art joined from the side is no suit) and is of the box's size.
+    ``exclude``: parts that are not the suit (the rank's).
+
+    >>> img = np.full((60, 40), 230, np.uint8)
+    >>> img[10:22, 10:22] = 20            # a square "suit" ...
+    >>> img[22:60, 15:17] = 20            # ... joined to a sword running off the crop
+    >>> n, lab, st, cen = cv2.connectedComponentsWithStats((img < 128).view(np.uint8))
+    >>> ink = Ink(img, img, lab, st, cen, np.array([False, False]), 230.0, 128.0)
+    >>> new, i = cut_joined(ink, (10, 10, 22, 22), [])
+    >>> new.stats[i, :4].tolist(), bool(new.keep[i])
+    ([10, 10, 12, 12], True)
+    """
+    lab, st = ink.labels, ink.stats
+    h, w = lab.shape
+    x0, y0, x1, y1 = box
+    sw, sh = x1 - x0, y1 - y0
+    if sw < 3 or sh < 3:
+        return None
+    m = 0.3 * sh
+    wx0, wy0 = max(int(x0 - m), 0), max(int(y0 - m), 0)
+    wx1, wy1 = min(math.ceil(x1 + m), w), min(math.ceil(y1 + m), h)
+    inner = lab[max(int(y0), 0):min(math.ceil(y1), h), max(int(x0), 0):min(math.ceil(x1), w)]
+    counts = np.bincount(inner.ravel(), minlength=len(st))
+    counts[0] = 0
+    for i in exclude:
+        counts[i] = 0
+    j = int(np.argmax(counts))
+    if counts[j] < 0.2 * sw * sh:
+        return None
+    win = (lab[wy0:wy1, wx0:wx1] == j).view(np.uint8)
+    widths = win.sum(axis=1)
+    # the narrowest row around the box's bottom (the first of equal ones: where the
+    # suit's point meets the art)
+    r0 = max(int(y1 - 0.3 * sh) - wy0, 1)
+    r1 = min(math.ceil(y1 + 0.3 * sh) - wy0, len(widths) - 1)
+    if r1 <= r0:
+        return None
+    seg = widths[r0:r1 + 1]
+    cut = r0 + int(np.argmin(seg))
+    piece = win.copy()
+    piece[cut:] = 0
+    n, plab, pst, _pc = cv2.connectedComponentsWithStats(piece, connectivity=8)
+    if n < 2:
+        return None
+    k = 1 + int(np.argmax(pst[1:, 4]))
+    px, py, pw, ph, _a = (int(v) for v in pst[k])
+    widest = int((plab == k).sum(axis=1).max())
+    if widths[cut] > NECK_SHARE * widest:
+        return None
+    # inside the box's surroundings (not cut off by them), of the box's size
+    if px <= 0 or py <= 0 or px + pw >= win.shape[1]:
+        return None
+    if not (0.7 * sh <= ph <= 1.35 * sh and 0.6 * sw <= pw <= 1.5 * sw):
+        return None
+    new_id = len(st)
+    labels = lab.copy()
+    sub = labels[wy0:wy1, wx0:wx1]
+    sub[plab == k] = new_id
+    ys, xs = np.nonzero(plab == k)
+    stats = np.vstack([st, [[px + wx0, py + wy0, pw, ph, len(xs)]]]).astype(st.dtype)
+    cen = np.vstack([ink.centroids, [[xs.mean() + wx0, ys.mean() + wy0]]])
+    keep = np.append(ink.keep, True)
+    keep[j] = False
+    return replace(ink, labels=labels, stats=stats, centroids=cen, keep=keep), new_id
+
+
+def free_rank(ink: Ink, two_part: bool = True, min_h: float = 12.0
+              ) -> tuple[list[int], list[int]] | str:
+    """The rank of a calibration crop, knowing nothing of the deck's layout: the ink part
+    at least ``min_h`` px high nearest the corner (with, if ``two_part``, the parts
+    beside it of the same height: the 1 and 0 of a 10; the anchor first). Returns (rank
+    parts, the glyph-sized parts searched), or why not."""
     st = ink.stats
-    ids = [int(i) for i in np.flatnonzero(ink.keep) if st[i, 3] >= 12 and st[i, 2] >= 3]
+    ids = [int(i) for i in np.flatnonzero(ink.keep) if st[i, 3] >= min_h and st[i, 2] >= 3]
     if not ids:
         return "no ink part near the corner"
     anchor = min(ids, key=lambda i: st[i, 0] + st[i, 1])
-    ah = int(st[anchor, 3])
     rank = _rank_row(st, ids, anchor) if two_part else _rank_row(st, ids, anchor, set())
-    rb = union_box(st, rank)
-    rw = rb[2] - rb[0]
-    below = [i for i in ids if i not in rank and st[i, 1] >= rb[3] - 0.1 * ah
-             and rb[0] - 0.4 * rw <= ink.centroids[i, 0] <= rb[2] + 0.4 * rw
-             and st[i, 3] >= 0.25 * ah]
-    if not below:
-        return (f"a rank {ah} px high at x={rb[0]} y={rb[1]} but no suit below it")
-    # the nearest part below, and in the rank's column: art or a pip beside the index
-    # may start higher up, but off the column
-    rcx = (rb[0] + rb[2]) / 2
-    suit0 = min(below, key=lambda i: (st[i, 1] - rb[3]) + 2 * abs(ink.centroids[i, 0] - rcx))
-    suit = suit_parts(st, ink.centroids, below, suit0, ah)
-    return Found(rank, suit, rb, union_box(st, suit))
+    return rank, ids
+
+
+def locate_free(ink: Ink, two_part: bool = True, min_h: float = 12.0) -> Found | str:
+    """The index of a calibration crop, knowing nothing of the deck's layout: the ink
+    part nearest the corner (with, if ``two_part``, the parts beside it of the same
+    height: the 1 and 0 of a 10) is the rank, the nearest part below it, under the rank
+    column, is the suit. A part with no suit under it, or with a glyph more than twice
+    its height under it (a mark of the card's printed corner above the rank), is no
+    rank: the next nearest is tried. Returns why not, in words."""
+    st = ink.stats
+    ids = [int(i) for i in np.flatnonzero(ink.keep) if st[i, 3] >= min_h and st[i, 2] >= 3]
+    if not ids:
+        return "no ink part near the corner"
+    why = ""
+    for anchor in sorted(ids, key=lambda i: st[i, 0] + st[i, 1])[:3]:
+        rank = _rank_row(st, ids, anchor) if two_part else _rank_row(st, ids, anchor, set())
+        rb = union_box(st, rank)
+        ah = int(st[anchor, 3])
+        rw = rb[2] - rb[0]
+        below = [i for i in ids if i not in rank and st[i, 1] >= rb[3] - 0.1 * ah
+                 and rb[0] - 0.4 * rw <= ink.centroids[i, 0] <= rb[2] + 0.4 * rw
+                 and st[i, 3] >= 0.25 * ah]
+        if not below:
+            why = why or f"a rank {ah} px high at x={rb[0]} y={rb[1]} but no suit below it"
+            continue
+        # the nearest part below, and in the rank's column: art or a pip beside the
+        # index may start higher up, but off the column
+        rcx = (rb[0] + rb[2]) / 2
+        suit0 = min(below, key=lambda i: (st[i, 1] - rb[3])
+                    + 2 * abs(ink.centroids[i, 0] - rcx))
+        suit = suit_parts(st, ink.centroids, below, suit0, ah)
+        sb = union_box(st, suit)
+        if sb[3] - sb[1] > 2 * (rb[3] - rb[1]):
+            why = why or (f"a part {ah} px high at x={rb[0]} y={rb[1]} with a glyph "
+                          f"{sb[3] - sb[1]} px high below it (no rank: too small)")
+            continue
+        return Found(rank, suit, rb, sb)
+    return why
 
 
 #: Scale range of DESIGN.md, and the corner's uncertainty (px) in a crop.
@@ -735,18 +848,29 @@ def locate(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False)) -> F
         in_suit = [int(i) for i in ids if i not in in_rank
                    and sx0 - ex <= cen[i, 0] <= sx1 + ex and sy0 - e <= cen[i, 1] <= sy1 + e
                    and st[i, 1] >= rb[3] - 0.15 * ah]
-        if not in_suit:
-            why = why or "no suit where the index layout puts it"
-            continue
-        suit0 = min(in_suit, key=lambda i: (cen[i, 0] - scx) ** 2 + (cen[i, 1] - scy) ** 2)
-        below = [int(i) for i in ids if i not in in_rank and st[i, 1] >= rb[3] - 0.15 * ah]
-        suit = suit_parts(st, cen, below, suit0, ah)
-        sb = union_box(st, suit)
+        used = ink
+        if in_suit:
+            suit0 = min(in_suit, key=lambda i: (cen[i, 0] - scx) ** 2 + (cen[i, 1] - scy) ** 2)
+            below = [int(i) for i in ids if i not in in_rank and st[i, 1] >= rb[3] - 0.15 * ah]
+            suit = suit_parts(st, cen, below, suit0, ah)
+        else:
+            # the suit may be one part with the court art: cut it where this deck's
+            # suit is (its learned place and size at this scale)
+            half_w = 0.5 * s * (g.suit_w[1] or (g.suit_union[2] - g.suit_union[0]))
+            half_h = 0.5 * s * g.suit_h[1]
+            cut = cut_joined(ink, (scx - half_w, scy - half_h, scx + half_w, scy + half_h),
+                             in_rank)
+            if cut is None:
+                why = why or "no suit where the index layout puts it"
+                continue
+            used, suit0 = cut
+            suit = [suit0]
+        sb = union_box(used.stats, suit)
         # how well the sizes fit this scale: the rank's and the suit's height
         fit = (abs(math.log((rb[3] - rb[1]) / (s * hmed)))
                + abs(math.log(max(sb[3] - sb[1], 1) / (s * g.suit_h[1]))))
         if best is None or fit < best[0]:
-            best = (fit, Found(in_rank, suit, rb, sb))
+            best = (fit, Found(in_rank, suit, rb, sb, None if used is ink else used))
     if best is not None:
         return best[1]
     return why

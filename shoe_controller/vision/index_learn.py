@@ -49,9 +49,11 @@ from shoe_controller.vision.index_glyphs import (
     Region,
     blurred,
     crop_corner,
+    cut_joined,
     find_ink,
     find_plain_card,
     find_regions,
+    free_rank,
     glyph_vector,
     ink_colour,
     locate,
@@ -69,6 +71,8 @@ __all__ = ["DeckLearner", "LearnError", "LearnFailure", "annotate", "card_region
 #: it (width, height) from the top-left corner; otherwise within ``DEFAULT_LEARN_BOX``.
 LEARN_BOX_SHARE = (0.45, 0.6)
 DEFAULT_LEARN_BOX = (126, 168)
+#: How much larger the box is searched when a jumbo index runs past it.
+BOX_GROWTH = 1.4
 MIN_LEARN_AREA = 2000.0  # frame px: anything smaller is no card
 #: A card face while learning is at least this light (grey levels, brightest channel);
 #: the shoe interior is darker.
@@ -153,6 +157,11 @@ class DeckLearner:
     cuts: dict[str, tuple[np.ndarray, float]] = field(default_factory=dict)
     frames: dict[str, np.ndarray] = field(default_factory=dict)
     failures: list[LearnFailure] = field(default_factory=list)
+    #: cards whose rank was found but no suit under it, kept until the deck's other
+    #: cards say where the suit is (it may be one ink part with the court art)
+    pending: dict[str, np.ndarray] = field(default_factory=dict)
+    #: the index box searched, as a multiple of the usual one (grown for a jumbo index)
+    box_scale: float = 1.0
 
     @property
     def cut(self) -> tuple[np.ndarray, float] | None:
@@ -164,23 +173,29 @@ class DeckLearner:
         errors: list[LearnFailure] = []
         for label, frame in frames.items():
             try:
-                self.add(label, frame)
+                self.add(label, frame, defer=True)
             except LearnError as e:
                 errors.extend(e.failures)
+        errors.extend(self.resolve_pending())
         if errors:
             raise LearnError("; ".join(f.line() for f in errors), errors)
 
-    def glyphs_of(self, frame: np.ndarray, code: str = ""
-                  ) -> tuple[Found, Ink, bool, Region] | LearnFailure:
+    def glyphs_of(self, frame: np.ndarray, code: str = "",
+                  suit_box: tuple[float, float, float, float] | None = None,
+                  min_h: float = 12.0) -> tuple[Found, Ink, bool, Region] | LearnFailure:
         """The index of the card ``code`` in ``frame`` (top-left corner upright, else
         bottom-right corner upside down), or a failure saying what was seen. Only a 10's
-        rank may be of two glyphs side by side."""
+        rank may be of two glyphs side by side. ``suit_box``: where this deck's suit of
+        the card is (from its other cards), to cut the suit out of court art joined to
+        it (:func:`~shoe_controller.vision.index_glyphs.cut_joined`) when there is no
+        suit part of its own under the rank. ``min_h``: the least height of a rank."""
         regions = card_regions(frame)
         if not regions:
             return LearnFailure("", "no card in the frame (the window looks empty or dark)",
                                 "check the light and that the card is in the window")
         region = regions[0]
         box = _box(region, self.learn_box)
+        box = (round(box[0] * self.box_scale), round(box[1] * self.box_scale))
         why = ""
         for down in (False, True):
             crop = crop_corner(frame, region, down, box)
@@ -188,15 +203,49 @@ class DeckLearner:
             if isinstance(ink, str):
                 why = why or ink
                 continue
-            found = locate_free(ink, two_part=code[:1] in ('T', ''))
+            found = locate_free(ink, two_part=code[:1] in ('T', ''), min_h=min_h)
+            if isinstance(found, str) and self.box_scale == 1.0 and _cut_by_the_box(ink):
+                # a jumbo index runs past the box: this deck's box is a larger one
+                # (every card is cropped alike: see :meth:`_same_box`)
+                self.box_scale = BOX_GROWTH
+                return self.glyphs_of(frame, code, suit_box, min_h)
             if isinstance(found, Found):
                 return found, ink, down, region
+            if suit_box is not None:
+                got = _cut_free(ink, code, suit_box)
+                if got is not None:
+                    return got, got.ink or ink, down, region
             why = why or found
         return LearnFailure("", f"at the card's corner: {why}", _TODO_POSITION)
 
-    def add(self, label: str, frame: np.ndarray) -> str:
+    def suit_place(self, suit: str) -> tuple[float, float, float, float] | None:
+        """Where the suit ``suit`` is on this deck's cards learned so far (the median
+        box, crop px: every calibration frame shows its card in the same place); None
+        before three of them are learned."""
+        boxes = [x.found.suit_box for c, x in self.samples.items() if c[1] == suit]
+        if len(boxes) < 3:
+            return None
+        m = np.median(np.array(boxes, np.float64), axis=0)
+        return (float(m[0]), float(m[1]), float(m[2]), float(m[3]))
+
+    def resolve_pending(self) -> list[LearnFailure]:
+        """Learn the cards kept in :attr:`pending` now that the deck's other cards say
+        where their suit is; the failures of those that still cannot be learned."""
+        out = []
+        for code, frame in list(self.pending.items()):
+            del self.pending[code]
+            try:
+                self.add(code, frame)
+            except LearnError as e:
+                out.extend(e.failures)
+        return out
+
+    def add(self, label: str, frame: np.ndarray, defer: bool = False) -> str:
         """Learn one frame (``label`` a card code or ``CUT``/``CUT2``...); returns the
-        label. Raises :class:`LearnError` naming the card when it shows no usable index."""
+        label. Raises :class:`LearnError` naming the card when it shows no usable index.
+        ``defer``: a card whose rank shows but no suit under it, when the deck's place
+        of its suit is not known yet, is kept in :attr:`pending` (see
+        :meth:`resolve_pending`) instead."""
         label = label.strip().upper()
         if label.startswith("CUT"):
             # the cut card may be of any colour, as dark as charcoal: a card-sized region
@@ -221,7 +270,13 @@ class DeckLearner:
             self.frames[label] = frame
             return label
         code = parse_card(label).code
-        got = self.glyphs_of(frame, code)
+        place = self.suit_place(code[1])
+        got = self.glyphs_of(frame, code, place)
+        if isinstance(got, LearnFailure) and defer and place is None \
+                and "no suit below it" in got.saw:
+            self.pending[code] = frame
+            self.frames[code] = frame
+            return code
         if isinstance(got, LearnFailure):
             f = LearnFailure(code, got.saw, got.todo)
             self.failures.append(f)
@@ -231,14 +286,27 @@ class DeckLearner:
         self.samples[code] = _Sample(ink.crop, ink, found, ink_colour(ink, found.suit),
                                      _chroma(region.mean_bgr), region.level, down, region)
         self.frames[code] = frame
+        if found.ink is not None:
+            # a suit cut out of the art must clearly be this card's suit, never a guess
+            problem = self.check(code, what=("suit",))
+            if problem:
+                self.discard(code)
+                self.frames[code] = frame
+                f = LearnFailure(code, "its suit is one ink part with the art beside it; "
+                                 f"cut where this deck's suits are, {problem}", _TODO_POSITION,
+                                 (("rank", found.rank_box), ("suit", found.suit_box)))
+                self.failures.append(f)
+                raise LearnError(f.line(), [f])
         return code
 
-    def check(self, code: str) -> str:
+    def check(self, code: str, what: tuple[str, ...] = ("rank", "suit")) -> str:
         """Does the learned sample of ``code`` fit the cards learned before it? For the
         live walk-through: its rank glyph must be most like the same rank of another
         suit (when there is one) and its suit glyph most like the same suit of another
-        rank. Returns the problem, or ``""``."""
+        rank (``what``: of these only). Returns the problem, or ``""``."""
         for kind, same_key in (("rank", 0), ("suit", 1)):
+            if kind not in what:
+                continue
             vecs = {c: _vector(smp, kind) for c, smp in self.samples.items()}
             if vecs[code] is None:
                 return f"its {kind} could not be cut out"
@@ -268,6 +336,27 @@ class DeckLearner:
                 return f"its {kind} is the same as the {kind} of {best_other[1]}"
         return ""
 
+    def _same_box(self) -> list[str]:
+        """Crop every card alike: the cards learned before the box grew (a jumbo index
+        ran past it) are looked at again in the grown one. Returns those cards."""
+        shape = {x.crop.shape[:2] for x in self.samples.values()}
+        if len(shape) <= 1:
+            return []
+        big = max(shape)
+        redo = [c for c, x in self.samples.items() if x.crop.shape[:2] != big]
+        for c in redo:
+            got = self.glyphs_of(self.frames[c], c, self.suit_place(c[1]))
+            if isinstance(got, LearnFailure):
+                frame = self.frames[c]
+                self.discard(c)
+                self.frames[c] = frame
+                self.failures.append(LearnFailure(c, got.saw, got.todo))
+                continue
+            found, ink, down, region = got
+            self.samples[c] = _Sample(ink.crop, ink, found, ink_colour(ink, found.suit),
+                                      _chroma(region.mean_bgr), region.level, down, region)
+        return redo
+
     def discard(self, code: str) -> None:
         self.samples.pop(code, None)
         self.frames.pop(code, None)
@@ -288,8 +377,20 @@ class DeckLearner:
         s = self.samples
         if len(s) < 8:
             return []
+        changed = []
         h_med = float(np.median([x.found.rank_box[3] - x.found.rank_box[1]
                                  for x in s.values()]))
+        for c, x in s.items():
+            if x.found.rank_box[3] - x.found.rank_box[1] < 0.7 * h_med:
+                # a part too small to be this deck's rank was nearest the corner (a
+                # printed border's corner, a mark): the rank is the nearest part of the
+                # deck's rank size, on either corner
+                got = self.glyphs_of(self.frames[c], c, min_h=0.7 * h_med)
+                if not isinstance(got, LearnFailure):
+                    found, ink, down, region = got
+                    s[c] = _Sample(ink.crop, ink, found, ink_colour(ink, found.suit),
+                                   _chroma(region.mean_bgr), region.level, down, region)
+                    changed.append(c)
         # where the deck's suits are (crop px from the card's corner: every calibration
         # frame shows its card in the same place)
         centre = np.median([((x.found.suit_box[0] + x.found.suit_box[2]) / 2,
@@ -298,7 +399,6 @@ class DeckLearner:
         by_rank: dict[str, list[tuple[int, int, int, int]]] = {}
         for c, x in s.items():
             by_rank.setdefault(c[0], []).append(x.found.rank_box)
-        changed = []
         for c, x in s.items():
             boxes = by_rank[c[0]]
             med_box = tuple(float(v) for v in np.median(np.array(boxes, np.float64), axis=0))
@@ -355,12 +455,16 @@ class DeckLearner:
                          float(np.median((sb[:, 1] + sb[:, 3]) / 2))),
             suit_h=(float((sb[:, 3] - sb[:, 1]).min()), float(np.median(sb[:, 3] - sb[:, 1])),
                     float((sb[:, 3] - sb[:, 1]).max())),
+            suit_w=(float((sb[:, 2] - sb[:, 0]).min()), float(np.median(sb[:, 2] - sb[:, 0])),
+                    float((sb[:, 2] - sb[:, 0]).max())),
         )
         return g, bad
 
     def profile(self, source: str = "", camera: Mapping[str, object] | None = None,
                 verify: bool = True) -> Profile:
         """The learned profile; with ``verify``, every frame must read back correctly."""
+        self.resolve_pending()
+        self._same_box()
         missing = self.missing()
         if self.failures:
             raise LearnError("; ".join(f.line() for f in self.failures), list(self.failures))
@@ -396,6 +500,8 @@ class DeckLearner:
                 if isinstance(ink, str) or isinstance(found, str) or not _same_place(
                         found, smp.found, scale, angle):
                     continue
+                if found.ink is not None:
+                    ink = found.ink  # the suit was cut out of the court art joined to it
                 rv = glyph_vector(ink, found.rank, RANK_CANVAS)
                 sv = glyph_vector(ink, found.suit, SUIT_CANVAS)
                 if rv is None or sv is None:
@@ -479,6 +585,39 @@ class DeckLearner:
         if bad:
             raise LearnError("the learned deck does not read back: "
                              + "; ".join(f.line() for f in bad), bad)
+
+
+def _cut_by_the_box(ink: Ink) -> bool:
+    """Does a glyph-sized part run into the crop's bottom edge below the rank (the part
+    nearest the corner), in its column: an index larger than the box searched?"""
+    got = free_rank(ink)
+    if isinstance(got, str):
+        return False
+    st = ink.stats
+    rb = union_box(st, got[0])
+    h = ink.labels.shape[0]
+    for i in range(1, len(st)):
+        x, y, w, hh, _a = (int(v) for v in st[i])
+        if (y + hh >= h - 1 and y >= rb[3] - 2 and hh >= 0.3 * (rb[3] - rb[1])
+                and x < rb[2] and x + w > rb[0]):
+            return True
+    return False
+
+
+def _cut_free(ink: Ink, code: str, suit_box: tuple[float, float, float, float]
+              ) -> Found | None:
+    """The index of a calibration crop whose suit is one ink part with the court art:
+    the rank as :func:`~shoe_controller.vision.index_glyphs.locate_free` finds it, the
+    suit cut out where ``suit_box`` says this deck's suit is."""
+    got = free_rank(ink, two_part=code[:1] in ("T", ""))
+    if isinstance(got, str):
+        return None
+    rank, _ids = got
+    cut = cut_joined(ink, suit_box, rank)
+    if cut is None:
+        return None
+    new, i = cut
+    return Found(rank, [i], union_box(ink.stats, rank), union_box(new.stats, [i]), new)
 
 
 def _relocate(ink: Ink, rank_box: tuple[float, ...], suit_centre: np.ndarray, h: float

@@ -198,6 +198,8 @@ class IndexReader:
                 break
         if isinstance(found, str):
             return (1, found)
+        if found.ink is not None:
+            ink = found.ink  # the suit was cut out of the court art joined to it
         rv = glyph_vector(ink, found.rank, RANK_CANVAS)
         sv = glyph_vector(ink, found.suit, SUIT_CANVAS)
         if rv is None or sv is None:
