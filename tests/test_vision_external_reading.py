@@ -34,18 +34,16 @@ from shoe_controller.sim import render
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Development decks read here: a 2-colour classic with court art beside the index,
-#: a 4-colour deck and jumbo indices on grey stock.
-READ_DECKS = ("anglo", "gnomangelo", "anglo_modern_4_color", "tango")
+#: a 4-colour deck, jumbo indices on grey stock with a printed corner line (tango), a
+#: suit joined to the court art in one ink part (paris's KH) and a jumbo index larger
+#: than the usual search box on cream stock (ornamental).
+READ_DECKS = ("anglo", "gnomangelo", "anglo_modern_4_color", "tango", "paris", "ornamental")
 #: Frames per deck and range (modest: the whole file stays near a minute).
 FRAMES = 40
 
 #: Decks that `learn` refuses today (measured on main, docs/vision.md): the issue-12
 #: target "learning succeeds for every design" is not met for them.
-KNOWN_REFUSED: dict[str, str] = {
-    "tango": "issue 12 gap: learn refuses 14 cards (shaded jumbo ranks split in two: "
-             "'rank 15 px high where this deck's ranks are 49 px'; in 10s a pip beside "
-             "the index taken for the suit)",
-}
+KNOWN_REFUSED: dict[str, str] = {}
 #: Decks whose frames are rejected today in a range (deck, range) -> measured reason.
 KNOWN_REJECTING: dict[tuple[str, str], str] = {}
 
