@@ -627,41 +627,67 @@ def _oracle_shoe(riffles: int, stripped: bool, by_hand: bool, rng: random.Random
     return previous, [int(s) for s in new], events
 
 
-def oracle_run(per_kind: int, seed: int) -> None:
+def _real_peak(old: list[str], events: list[Any], ids: list[int], dealt: int
+               ) -> tuple[float, int | None]:
+    """The real test on the same shoe: ``shuffle_weak`` against the previous shoe's dealt
+    order (codes only, as the projection runs it), fed card by card. Returns (peak over
+    the first ``dealt`` cards, card at which it reached the threshold)."""
+    from shoe_controller.game.shuffle_tracking import ShuffleTest
+
+    reference = [ev.card for ev in events if isinstance(ev, BurnIndicator | CardBurned | CardDealt)]
+    test = ShuffleTest.start(reference, DECKS)
+    first = None
+    for t, q in enumerate(ids[:dealt]):
+        test = test.feed([old[q]])
+        if first is None and test.peak >= CONFIG.shuffle_weak_threshold:
+            first = t
+    return test.peak, first
+
+
+def oracle_run(per_kind: int, seed: int, real: bool = True) -> None:
     """How far a test could go if identical cards were not identical: the weak-shuffle
     table's riffles, strip, cut and tray (dealt order or collected by hand), the previous
     shoe's dealt order as the reference, every card's true old position given. Scored by
     identity (an upper reference: what distinct cards would allow) and by code (the
     information a table's test sees, with the old positions of the cards already dealt
     known: what resolving identical copies perfectly would allow); and the exact GSR
-    likelihood ratio of the whole deck without strip or cut."""
+    likelihood ratio of the whole deck without strip or cut. The real test
+    (``shuffle_weak``, codes only) on the same shoes for comparison."""
     rng = random.Random(seed)
     start = time.perf_counter()
     kinds = (("strip, cut", True, False), ("no strip, cut", False, False),
              ("collected by hand, strip, cut", True, True))
     print(f"oracle: every card's true old position known ({per_kind} shoes each; the "
-          "weak-shuffle table's shuffles; not achievable at a table): caught (reached 10 "
-          "by the cut card), median round, median peak")
+          "weak-shuffle table's shuffles; not achievable at a table), and the real test "
+          "on the same shoes (codes only): caught (reached 10 by the cut card), median "
+          "round, median peak")
     print(f"  {'shuffle':32s} {'riffles':>7s}   {'scored by identity':>26s}   "
-          f"{'scored by code':>26s}")
+          f"{'scored by code':>26s}   {'the real test':>26s}")
     for name, stripped, by_hand in kinds:
         for k in (4, 5, 6, 7, 8):
             cells = []
-            results: dict[bool, list[tuple[float, int | None]]] = {True: [], False: []}
+            results: dict[str, list[tuple[float, int | None]]] = {
+                "identity": [], "code": [], "real": []}
             for _ in range(per_kind):
                 old, ids, events = _oracle_shoe(k, stripped, by_hand, rng)
                 graph = tray_graph(events) if by_hand else None
-                for by_id in (True, False):
-                    results[by_id].append(
-                        _oracle_peak(old, ids, len(old) - CUT_LEFT, by_id, graph))
-            for by_id in (True, False):
+                dealt = len(old) - CUT_LEFT
+                results["identity"].append(_oracle_peak(old, ids, dealt, True, graph))
+                results["code"].append(_oracle_peak(old, ids, dealt, False, graph))
+                if real:
+                    results["real"].append(_real_peak(old, events, ids, dealt))
+            for how in ("identity", "code", "real"):
+                if not results[how]:
+                    cells.append("-")
+                    continue
                 got = sorted(max(1, math.ceil((f - 5) / 4.9))
-                             for _, f in results[by_id] if f is not None)
+                             for _, f in results[how] if f is not None)
                 med = f"{statistics.median(got):5.1f}" if got else "    -"
-                peak = statistics.median(p for p, _ in results[by_id])
+                peak = statistics.median(p for p, _ in results[how])
                 cells.append(f"{len(got):3d}/{per_kind} ({len(got) / per_kind:4.0%}) {med} "
                              f"{peak:7.1f}")
-            print(f"  {name:32s} {k:7d}   {cells[0]:>26s}   {cells[1]:>26s}", flush=True)
+            print(f"  {name:32s} {k:7d}   {cells[0]:>26s}   {cells[1]:>26s}   {cells[2]:>26s}",
+                  flush=True)
     print("  exact GSR log-likelihood ratio of the whole 416-card deck, no strip and no "
           "cut (median, min):", end="")
     for k in (4, 5, 6, 7, 8, 9, 10):
