@@ -712,3 +712,17 @@ def test_a_shoe_without_lock_or_lights_is_not_sent_them_raw() -> None:
             assert inputs.serial.shoe_link().lock == "none"  # resume is not held up
         finally:
             inputs.stop()
+
+
+def test_resume_refusal_says_why_and_what_to_do() -> None:
+    """The supervisor reads these words (docs/daemon.md: ``refused: resume refused: ...``):
+    what is wrong and what to do, word for word (issue 15's campaign)."""
+    from shoe_controller.game.shoe_link import ShoeLink, resume_refusal
+
+    down = ("resume refused: the link to the shoe is down (cards dealt now would not be "
+            "seen); wait for it to come back")
+    unconfirmed = ("resume refused: the shoe has not confirmed its draw lock since the link "
+                   "came back; try again in a moment")
+    for lock in ("engaged", "released", "unknown", "none"):
+        assert resume_refusal(ShoeLink(False, lock)) == down
+    assert resume_refusal(ShoeLink(True, "unknown")) == unconfirmed
