@@ -275,3 +275,38 @@ def test_wal_bytes_is_the_size_of_the_wal_file_or_zero(path):
     j.close()  # the last connection removes the WAL
     assert not os.path.exists(path + "-wal")
     assert j.wal_bytes() == 0
+
+
+def test_a_checkpointer_never_started_can_be_stopped(path):
+    with Journal.open(path, table_id="T1") as j:
+        from shoe_controller.journal import Checkpointer
+
+        Checkpointer(j).stop()  # the daemon's shutdown path when start-up failed early
+
+
+def test_the_checkpointer_thread_is_named_and_never_holds_the_process_up(path):
+    """Its thread is ``journal-checkpoint`` (what a thread dump shows), and a process
+    that ends without stopping it still ends: the thread is a daemon thread."""
+    import subprocess
+    import sys
+    import textwrap
+    import threading
+
+    from shoe_controller.journal import Checkpointer
+
+    with Journal.open(path, table_id="T1") as j:
+        c = Checkpointer(j).start()
+        try:
+            assert "journal-checkpoint" in {t.name for t in threading.enumerate()}
+        finally:
+            c.stop()
+        assert "journal-checkpoint" not in {t.name for t in threading.enumerate()}
+    code = textwrap.dedent(f"""
+        from shoe_controller.journal import Checkpointer, Journal
+        j = Journal.open({path!r}, table_id="T1")
+        Checkpointer(j).start()
+        print("started", flush=True)
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert (proc.returncode, proc.stdout) == (0, "started\n"), proc.stderr
