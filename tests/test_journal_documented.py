@@ -310,3 +310,93 @@ def test_the_checkpointer_thread_is_named_and_never_holds_the_process_up(path):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60)
     assert (proc.returncode, proc.stdout) == (0, "started\n"), proc.stderr
+
+
+# -- the epoch and Journal.create (docs/journal.md, "Epoch" and "Never started over") ---
+
+HEX32 = re.compile(r"[0-9a-f]{32}")
+
+
+def test_create_stores_the_epoch_it_gave_the_first_events(path):
+    seen = []
+
+    def first(epoch):
+        seen.append(epoch)
+        return [{"type": "journal_started", "epoch": epoch, "table": "T1", "previous": None}]
+
+    j = Journal.create(path, table_id="T1", first=first, time=T)
+    try:
+        assert HEX32.fullmatch(seen[0]) and j.epoch == seen[0] and j.table_id == "T1"
+        e = j.first_entry()
+        assert e is not None and (e.seq, e.time, e.data["epoch"]) == (1, T, seen[0])
+    finally:
+        j.close()
+    for kw in ({"table_id": "T1"}, {"readonly": True}, {"existing": True}):
+        with Journal.open(path, **kw) as again:
+            assert (again.epoch, again.table_id, again.last_seq) == (seen[0], "T1", 1)
+    assert sorted(os.listdir(os.path.dirname(path))) == ["j.sqlite3", "j.sqlite3.lock"]
+
+
+def test_create_without_first_events_and_over_stale_leftovers(path):
+    for stale in (".new", ".new-wal", ".new-shm", ".new.lock"):
+        with open(path + stale, "wb") as f:
+            f.write(b"left over by a crash")
+    j = Journal.create(path, table_id="T9")
+    try:
+        assert (j.last_seq, j.table_id) == (0, "T9") and HEX32.fullmatch(j.epoch or "")
+    finally:
+        j.close()
+    assert sorted(os.listdir(os.path.dirname(path))) == ["j.sqlite3", "j.sqlite3.lock"]
+    b = Journal.create(path + "2", table_id="T9")
+    b.close()
+    with Journal.open(path, readonly=True) as a, Journal.open(path + "2", readonly=True) as b:
+        assert a.epoch != b.epoch  # 128 fresh random bits each
+
+
+def test_create_refuses_to_replace_a_journal_that_appeared_meanwhile(path):
+    def first(epoch):
+        with open(path, "wb") as f:  # another process made one while this one was built
+            f.write(b"theirs")
+        return []
+
+    assert message(JournalError, Journal.create, path, table_id="T1", first=first) == (
+        f"journal {path}: appeared while a new one was being made; refusing to replace it")
+    with open(path, "rb") as f:
+        assert f.read() == b"theirs"
+    assert sorted(os.listdir(os.path.dirname(path))) == ["j.sqlite3"]
+
+
+def test_a_journal_older_than_epochs_gets_one_from_its_first_writer(path):
+    make_journal(path)
+    conn = sqlite3.connect(path)
+    conn.execute("DELETE FROM meta WHERE key = 'epoch'")
+    conn.commit()
+    conn.close()
+    with Journal.open(path, readonly=True) as j:
+        assert j.epoch is None  # a read-only look never writes one
+    with Journal.open(path, table_id="T1") as j:
+        epoch = j.epoch
+        assert HEX32.fullmatch(epoch or "")
+    with Journal.open(path, table_id="T1") as j, Journal.open(path, readonly=True) as r:
+        assert j.epoch == r.epoch == epoch  # kept, not made again
+
+
+def test_a_new_file_records_format_and_table_and_a_later_table_id_is_kept(path):
+    with Journal.open(path) as j:  # created without a table id
+        assert j.table_id is None
+    conn = sqlite3.connect(path)
+    meta = dict(conn.execute("SELECT key, value FROM meta"))
+    conn.close()
+    assert meta["format_version"] == "1" and "table_id" not in meta
+    with Journal.open(path, table_id="T4") as j:  # the first table to open it owns it
+        assert j.table_id == "T4"
+    with Journal.open(path, readonly=True) as j:
+        assert j.table_id == "T4"
+    assert message(JournalMismatch, Journal.open, path, table_id="T5").startswith(
+        f"journal {path} belongs to table 'T4'")
+    other = path + "-b"
+    with Journal.open(other, table_id="T6") as j:
+        assert j.table_id == "T6"
+    conn = sqlite3.connect(other)
+    assert dict(conn.execute("SELECT key, value FROM meta"))["table_id"] == "T6"
+    conn.close()
