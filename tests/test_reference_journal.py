@@ -187,7 +187,16 @@ def test_of_type_gives_every_entry_of_that_type_in_order(path):
 
 
 def test_wait_runs_gives_false_when_the_timeout_passes(path):
+    import threading
+
     with Journal.open(path, table_id="T1") as j:
         c = Checkpointer(j)  # never started: no checkpoint will ever run
-        assert c.wait_runs(1, timeout=0.05) is False
+        got: list[bool] = []
+        # in a thread of its own: a wait_runs that ignored its timeout would hang the
+        # test (asleep, so no CPU limit would end it); it fails it instead
+        waiter = threading.Thread(target=lambda: got.append(c.wait_runs(1, timeout=0.05)),
+                                  daemon=True)
+        waiter.start()
+        waiter.join(10)
+        assert got == [False]
         assert c.wait_runs(0, timeout=0.05) is True
