@@ -400,3 +400,118 @@ def test_a_new_file_records_format_and_table_and_a_later_table_id_is_kept(path):
     conn = sqlite3.connect(other)
     assert dict(conn.execute("SELECT key, value FROM meta"))["table_id"] == "T6"
     conn.close()
+
+
+# -- reading in batches, the time stamp, the append transaction, the writer's lock -------
+
+def test_replay_in_small_batches_gives_every_entry_once_in_order(path):
+    with Journal.open(path, table_id="T1") as j:
+        j.append([{"type": "note", "i": i} for i in range(1, 8)], time=T)
+        for batch in (1, 2, 3, 7, 50):
+            assert [e.seq for e in j.replay(batch=batch)] == list(range(1, 8))
+            assert [e.seq for e in j.replay(3, 6, batch=batch)] == [3, 4, 5, 6]
+            assert [e.seq for e in j.replay(6, batch=batch)] == [6, 7]
+        assert list(j.replay(8)) == [] and list(j.replay(5, 4)) == []
+        assert [e["i"] for e in (x.data for x in j.replay(2, 3))] == [2, 3]
+
+
+def test_the_time_stamp_is_rfc3339_utc_with_microseconds():
+    from datetime import UTC, datetime, timedelta, timezone
+
+    from shoe_controller.journal import utc_timestamp
+
+    assert utc_timestamp(datetime(2026, 11, 30, 4, 28, 12, 123456, tzinfo=UTC)) == (
+        "2026-11-30T04:28:12.123456Z")
+    manila = timezone(timedelta(hours=8))
+    assert utc_timestamp(datetime(2026, 12, 1, 2, 3, 4, 5, tzinfo=manila)) == (
+        "2026-11-30T18:03:04.000005Z")
+    before = datetime.now(UTC)
+    now = datetime.strptime(utc_timestamp(), "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    assert before - timedelta(seconds=1) <= now <= datetime.now(UTC) + timedelta(seconds=1)
+
+
+def test_append_stamps_every_event_of_a_call_with_one_time(path):
+    from datetime import UTC, datetime
+
+    with Journal.open(path, table_id="T1") as j:
+        a = j.append([{"type": "x"}, {"type": "y"}],
+                     datetime(2026, 12, 1, 9, 0, 0, 1, tzinfo=UTC))
+        assert [e.time for e in a] == ["2026-12-01T09:00:00.000001Z"] * 2
+        b = j.append([{"type": "z"}])
+        assert b[0].time != a[0].time and b[0].time.endswith("Z")
+        assert j.append([]) == [] and j.last_seq == 3
+
+
+def test_the_hook_writes_in_the_same_transaction_and_sees_the_new_rows(path):
+    def outbox(conn, entries):
+        conn.execute("CREATE TABLE IF NOT EXISTS box (seq INTEGER, hash TEXT)")
+        conn.executemany("INSERT INTO box VALUES (?, ?)", [(e.seq, e.hash) for e in entries])
+
+    with Journal.open(path, table_id="T1") as j:
+        entries = j.append([{"type": "a"}, {"type": "b"}], time=T, hook=outbox)
+        assert (j.last_seq, j.last_hash) == (2, entries[-1].hash)
+    conn = sqlite3.connect(path)
+    box = conn.execute("SELECT seq, hash FROM box ORDER BY seq").fetchall()
+    conn.close()
+    assert box == [(e.seq, e.hash) for e in entries]
+
+
+def test_a_journal_is_usable_from_another_thread(path):
+    """The daemon opens the journal on its main thread and appends from its input loop."""
+    import threading
+
+    with Journal.open(path, table_id="T1") as j:
+        got: list[object] = []
+
+        def work():
+            try:
+                got.append(j.append([{"type": "from_thread"}], time=T)[0].seq)
+                got.append(j.verify())
+            except Exception as exc:  # reported by the assert below
+                got.append(exc)
+
+        t = threading.Thread(target=work)
+        t.start()
+        t.join(30)
+        assert got == [1, 1]
+
+
+def test_the_lock_file_is_0640_and_holds_the_writer_s_pid(tmp_path):
+    old = os.umask(0o022)
+    try:
+        path = str(tmp_path / "j.sqlite3")
+        with Journal.open(path, table_id="T1"):
+            assert os.stat(path + ".lock").st_mode & 0o777 == 0o640
+            with open(path + ".lock") as f:
+                assert f.read() == f"{os.getpid()}\n"
+    finally:
+        os.umask(old)
+
+
+def test_every_connection_waits_for_a_lock_rather_than_fail(path):
+    """docs/journal.md: every connection waits up to 10 s for another's lock; WAL, FULL
+    sync and the 4 MB journal_size_limit on every writing connection."""
+    from shoe_controller.journal import connect
+
+    make_journal(path)
+    for kw in ({}, {"readonly": True}, {"autocheckpoint": False}):
+        conn = connect(path, **kw)
+        try:
+            assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == 10_000
+            assert conn.isolation_level is None  # transactions are explicit
+        finally:
+            conn.close()
+    conn = connect(path)
+    try:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+        assert conn.execute("PRAGMA journal_size_limit").fetchone()[0] == 4 * 1024 * 1024
+        assert conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
+    finally:
+        conn.close()
+    conn = connect(path, autocheckpoint=False, synchronous="NORMAL")
+    try:
+        assert conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+        assert conn.execute("PRAGMA synchronous").fetchone()[0] == 1
+    finally:
+        conn.close()
