@@ -74,7 +74,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "events": ("shoe_controller/game/events.py",
                ["tests/test_events_codec.py", "tests/test_game_properties.py",
                 "tests/test_replay.py", "tests/test_publish_schemas.py", *GAME_TESTS]),
-    "inputs": ("shoe_controller/game/inputs.py", [*GAME_TESTS]),
+    "inputs": ("shoe_controller/game/inputs.py", ["tests/test_inputs_checks.py", *GAME_TESTS]),
     "supervisor": ("shoe_controller/game/supervisor.py",
                    ["tests/test_supervisor_refusal.py", "tests/test_game_supervisor.py",
                     "tests/test_shoe_supervisor_paths.py",
