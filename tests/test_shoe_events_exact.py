@@ -557,3 +557,16 @@ def test_a_round_is_natural_when_either_hand_is(deal, natural):
     _, evs = play({**BUTTONS, "confirm": "auto"}, I.NewShoe(), I.NewRound(), *cards(deal))
     (result,) = [e for e in evs if e.type == "round_result"]
     assert result.natural is natural
+
+
+def test_the_last_round_confirmed_automatically_ends_the_shoe_with_its_numbers():
+    """Automatic confirmation of the last round: its result, the confirmation and the
+    shoe's end, each naming shoe 2 and round 1 (a second shoe: the numbers are not the
+    defaults)."""
+    auto = {"burn": "none"}
+    _, evs = play(auto, I.NewShoe(), I.NewShoe(), I.CutCardSeen(),
+                  *cards("7S KC 9D 5D 3H"))
+    assert [e.type for e in evs][-3:] == ["round_result", "result_confirmed", "shoe_ended"]
+    result = evs[-3]
+    assert (result.shoe, result.round, result.winner) == (2, 1, "banker")
+    assert evs[-2:] == [E.ResultConfirmed(2, 1), E.ShoeEnded(2, 1, "cut_card")]
