@@ -24,9 +24,12 @@ takes:
 - The selected tests run fastest first (their durations from mutmut's clean run), so a
   killed mutant usually costs one fast test, not the property tests.
 - A CPU-time limit per mutant run: twice the selected tests' time in mutmut's stats
-  run (measured with its call recording on: more than they need), plus 15 s (30 s when
-  the project is imported afresh) (``resource.RLIMIT_CPU``; SIGXCPU ends the run and
-  mutmut reports it as a timeout). mutmut's own wall-clock timer lives in a thread that
+  run (measured with its call recording on: more than they need), plus 15 s; when the
+  project is imported afresh, the import and collection first get ``IMPORT_BUDGET``
+  (20 s) on their own, and the tests' budget counts from the end of the collection
+  (``resource.RLIMIT_CPU``; SIGXCPU ends the run and mutmut reports it as a timeout).
+  round.py's tests take 90 s in the stats run: a mutant that made its graph endless
+  at import cost 195 s of CPU before, 20 s now. mutmut's own wall-clock timer lives in a thread that
   does not survive its fork server's fork, and its CPU limit is (tests + 20 s) x 8: a
   mutant that loops at import cost many minutes of a shared machine. CPU time does not
   grow with the machine's load, so the limit is tight without taking a slow worker for
@@ -74,19 +77,37 @@ def _durations() -> dict[str, float]:
         return {}
 
 
+#: CPU seconds for importing the project and collecting the tests afresh (a second or
+#: two without a mutant): a mutant that loops while the tables are built at import is
+#: stopped after this, not after the whole tests' budget
+IMPORT_BUDGET = 20.0
+_test_budget: list[float] = []
+
+
+def _set_cpu_limit(budget: float) -> None:
+    """RLIMIT_CPU's soft limit ``budget`` CPU seconds from now (never above the hard
+    limit mutmut's fork server set)."""
+    limit = int(time.process_time() + budget) + 1
+    _soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    if hard != resource.RLIM_INFINITY and limit >= hard:
+        limit = hard
+    resource.setrlimit(resource.RLIMIT_CPU, (limit, hard))
+
+
 def _limit_cpu(test_ids: list[str], fresh: bool) -> None:
     """Limit this run's CPU time (see the module doc); set before collection, so a
-    mutant that loops at import is stopped too."""
+    mutant that loops at import is stopped too: with a fresh import, the collection
+    gets IMPORT_BUDGET and the tests their budget from the end of the collection on."""
     durations = _durations()
     if not durations:
         return
     selected = [durations.get(t.removeprefix("mutants/"), 1.0) for t in test_ids
                 if "::" in t] or list(durations.values())
-    budget = 2 * sum(selected) + (30 if fresh else 15)
-    limit = int(time.process_time() + budget) + 1
-    _soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
-    if hard == resource.RLIM_INFINITY or limit < hard:
-        resource.setrlimit(resource.RLIMIT_CPU, (limit, hard))
+    budget = 2 * sum(selected) + 15
+    if fresh:
+        _test_budget.append(budget)
+        budget = IMPORT_BUDGET
+    _set_cpu_limit(budget)
 
 
 def pytest_configure(config: Any) -> None:
@@ -132,6 +153,8 @@ def pytest_sessionstart(session: Any) -> None:
 
 
 def pytest_collection_finish(session: Any) -> None:
+    if _test_budget and _is_mutant_run():
+        _set_cpu_limit(_test_budget[0])  # imported: now the tests' own budget
     if _collect_errors and _is_mutant_run():
         session.testsfailed = 0  # the tests that could be collected still run
 
