@@ -139,3 +139,81 @@ def test_bad_options_and_missing_file(tmp_path, capsys):
     assert code == 2 and out == "" and "--decks" in err
     code, out, err = _run([str(tmp_path / "nope.txt")], capsys)
     assert code == 2 and out == "" and "cannot read" in err
+
+
+# -- describe(): the human line of each event (docs/game.md: one line per event) --------
+
+def test_describe_result_flags_insurance_and_orientation():
+    from shoe_controller.game import events as E
+    from shoe_controller.game.describe import describe
+
+    r = E.RoundResult(shoe=1, round=3, player=("9S", "9H"), banker=("KC", "2D", "4H"),
+                      player_total=8, banker_total=6, winner="player", natural=True,
+                      player_pair=True, banker_pair=False, settlement={},
+                      insurance=(E.InsuranceSettlement(1, "player", "banker", 1.5, "2/2",
+                                                       "won", 1.5),
+                                 E.InsuranceSettlement(2, "banker", "tie", 8.0, "3/2",
+                                                       "lost", -1.0)))
+    assert describe(r) == (
+        "round 3  P 9S 9H = 8  B KC 2D 4H = 6  PLAYER  (natural, player pair)"
+        "  insurance #1 player vs banker: won +1.5  insurance #2 banker vs tie: lost -1")
+    r2 = E.RoundResult(shoe=1, round=4, player=("AS", "2S"), banker=("3C", "3D"),
+                       player_total=3, banker_total=6, winner="banker", natural=False,
+                       player_pair=False, banker_pair=True, settlement={})
+    assert describe(r2) == "round 4  P AS 2S = 3  B 3C 3D = 6  BANKER  (banker pair)"
+    dealt = {o: E.CardDealt(shoe=1, round=2, hand="banker", position=3, card="7D",
+                            orientation=o) for o in ("up", "down", None)}
+    assert describe(dealt["up"]) == "round 2  banker card 3: 7D (upright)"
+    assert describe(dealt["down"]) == "round 2  banker card 3: 7D (upside down)"
+    assert describe(dealt[None]) == "round 2  banker card 3: 7D"
+
+
+def test_describe_events_with_and_without_a_round():
+    from shoe_controller.game import events as E
+    from shoe_controller.game.describe import describe
+
+    assert describe(E.RoundPaused(shoe=2, round=None, reason="link down")) == (
+        "shoe 2  PAUSED (link down)")
+    assert describe(E.RoundPaused(shoe=2, round=5, reason="link down")) == (
+        "round 5  PAUSED (link down)")
+    assert describe(E.Misdeal(shoe=2, round=None, kind="card_while_paused", card=None,
+                              policy="burn")) == (
+        "shoe 2  MISDEAL card while paused: (unread card) -> burn")
+    assert describe(E.CardBurned(shoe=2, card=None)) == "shoe 2  burned (unread card)"
+    assert describe(E.Fault(shoe=2, round=None, kind="link_down")) == "shoe 2  FAULT link_down"
+    assert describe(E.Fault(shoe=2, round=1, kind="camera_lost", detail="no frames")) == (
+        "round 1  FAULT camera_lost: no frames")
+    assert describe(E.IntegrityAlert(shoe=2, round=None, kind="foreign_card")) == (
+        "shoe 2  ALERT foreign_card")
+    assert describe(E.IntegrityAlert(shoe=2, round=7, kind="edge_sorting",
+                                     evidence={"test": "key", "statistic": 31.5})) == (
+        "round 7  ALERT edge_sorting  statistic=31.5 test=key")
+
+
+def test_describe_an_event_without_a_line_of_its_own():
+    """shoe_analysis (and any event type describe() has no line for) is described from
+    its fields; the analysis names the three bets with the lowest house edge."""
+    from shoe_controller.game import events as E
+    from shoe_controller.game.describe import describe
+
+    a = E.ShoeAnalysis(shoe=1, round=9, probabilities={}, expected_value={},
+                       house_edge={"tie": 0.1436, "banker": 0.010579, "player": 0.012351,
+                                   "player_pair": 0.1036})
+    assert describe(a) == (
+        "round 9  analysis: lowest house edge banker 1.0579%, player 1.2351%, "
+        "player_pair 10.3600%")
+    e = E.ShoeAnalysis(shoe=1, round=9, probabilities={}, expected_value={}, house_edge={})
+    assert describe(e) == "round 9  analysis: lowest house edge "
+
+
+def test_describe_an_event_type_it_does_not_know():
+    from shoe_controller.game import events as E
+    from shoe_controller.game.describe import describe
+
+    class Later(E.DomainEvent, frozen=True, tag="later_thing"):
+        round: int | None
+        weight: int
+        note: str = "x"
+
+    assert describe(Later(shoe=3, round=4, weight=2)) == "round 4  later_thing note=x weight=2"
+    assert describe(Later(shoe=3, round=None, weight=2)) == "later_thing note=x weight=2"
