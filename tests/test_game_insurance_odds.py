@@ -1,5 +1,7 @@
 """Exact insurance odds against brute-force enumeration of explicit card orders on small
-shoes (every ordered draw of the unseen cards equally likely)."""
+shoes (every ordered draw of the unseen cards equally likely). The rounds are dealt and
+the sheet's score columns read by tests/support/baccarat_ref.py (the rule text), not by
+the game core under test."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from fractions import Fraction
 
 import pytest
 
-from shoe_controller.game.insurance import InsuranceConfig, score_spec
+from shoe_controller.game.insurance import InsuranceConfig
 from shoe_controller.game.insurance_odds import (
     fresh_pool,
     house_edge,
@@ -17,7 +19,15 @@ from shoe_controller.game.insurance_odds import (
     remove,
     row_report,
 )
-from shoe_controller.game.tableau import coup
+from tests.support import baccarat_ref as ref
+
+_CODE = {0: "KS", 1: "AS", **{v: f"{v}S" for v in range(2, 10)}}
+
+
+def coup(values):
+    """The round's hands (as values) dealt from ``values`` by the reference tableau."""
+    player, banker = ref.deal_round([_CODE[v] for v in values])
+    return [ref.value(c) for c in player], [ref.value(c) for c in banker]
 
 
 def winner(pv, bv):
@@ -70,12 +80,12 @@ def brute_rows(cards, rows):
     """P(insured event | the row is offered) for each row, over every order of a small
     shoe, with the offer rules stated independently: 2/2 with a hand unrevealed, or both
     shown and a card still to come; 3/2 with Banker still to draw."""
-    specs = [(score_spec(r.player), score_spec(r.banker)) for r in rows]
+    specs = [(r.player, r.banker) for r in rows]
     hits = [0] * len(rows)
     totals = [0] * len(rows)
 
     def ok(spec, total):
-        return spec is None or spec[0] <= total <= spec[1]
+        return spec == "unrevealed" or ref._fits(spec, total)
 
     for seq in itertools.permutations(cards, 6):
         pv, bv = coup(seq)
@@ -85,7 +95,7 @@ def brute_rows(cards, rows):
             if row.stage == "2/2":
                 if not (ok(ps, pt2) and ok(bs, bt2)):
                     continue
-                if ps is not None and bs is not None and len(pv) + len(bv) == 4:
+                if "unrevealed" not in (ps, bs) and len(pv) + len(bv) == 4:
                     continue
             else:
                 if len(pv) != 3 or len(bv) != 3:  # Player drew, Banker still to draw
