@@ -515,3 +515,37 @@ def test_every_connection_waits_for_a_lock_rather_than_fail(path):
         assert conn.execute("PRAGMA synchronous").fetchone()[0] == 1
     finally:
         conn.close()
+
+
+def test_a_failing_checkpoint_is_logged_once_per_spell_and_its_end_too(tmp_path, caplog):
+    """docs/journal.md: a checkpoint that fails is logged once per spell of failures and
+    retried; every commit stays in the WAL meanwhile. The failure here is SQLite's own:
+    the checkpointer's connection cannot open a file in a folder that is gone."""
+    import logging
+
+    from shoe_controller.journal import Checkpointer
+
+    path = str(tmp_path / "j.sqlite3")
+    with Journal.open(path, table_id="T1") as j:
+        j.append([{"type": "note"}], time=T)
+        c = Checkpointer(j, every=2.0)
+        j.path = str(tmp_path / "gone" / "j.sqlite3")
+        caplog.set_level(logging.DEBUG, logger="shoe_controller.journal")
+        for _ in range(3):
+            c._checkpoint("PASSIVE")
+        assert c.failing is True and c.runs == 0
+        got = [(r.levelno, r.getMessage()) for r in caplog.records]
+        assert [level for level, _ in got] == [logging.WARNING, logging.DEBUG, logging.DEBUG]
+        for _, text in got:
+            assert re.fullmatch(
+                re.escape(f"journal {j.path}: WAL checkpoint failed (") + r"[^)]+"
+                + re.escape("); the WAL keeps every commit, retrying every 2 s"), text), text
+        caplog.clear()
+        j.path = path
+        c._checkpoint("PASSIVE")
+        assert c.failing is False and c.runs == 1 and c.last is not None
+        assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
+            (logging.INFO, f"journal {path}: WAL checkpoints work again")]
+        caplog.clear()
+        c._checkpoint("TRUNCATE")
+        assert (c.runs, c.truncates) == (1, 1) and caplog.records == []
