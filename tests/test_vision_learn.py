@@ -176,3 +176,47 @@ def test_a_suit_joined_to_the_court_art_is_cut_where_the_deck_puts_its_suits() -
             assert got in (code, "REJECT"), (code, k, got)
             right += got == code
     assert right >= 9
+
+
+# --------------------------------------------------------------------------- frame lines
+
+
+def _with_frame_line(code: str, style: str) -> render.CardFace:
+    """``code``'s face with the frame of a court picture printed against its index (as
+    on anglo's queens): a vertical line 2 px right of the index's ink, down the card,
+    and the frame's top edge running from the rank's foot across the card; the rank
+    touches it, so rank and frame are one ink part."""
+    face = render.draw_card_face(code, style)
+    img = face.image.copy()
+    x0, y0, x1, y1 = face.index_box
+    dark = img[y0:y1, x0:x1].min(axis=2) < 128
+    cols = np.flatnonzero(dark.any(axis=0))
+    # the rank's foot: the lowest row of the top glyph (the first gap of rows)
+    rows = np.flatnonzero(dark.any(axis=1))
+    gaps = np.flatnonzero(np.diff(rows) > 1)
+    foot = y0 + int(rows[gaps[0]] if len(gaps) else rows[len(rows) // 2])
+    lx = x0 + int(cols[-1]) + 3
+    ink = (30, 30, 30)
+    cv2.rectangle(img, (lx, y0 - 6), (lx + 1, img.shape[0] - 1), ink, -1)
+    rank_right = x0 + int(np.flatnonzero(dark[: foot - y0 + 1].any(axis=0))[-1])
+    cv2.rectangle(img, (rank_right - 2, foot - 1), (img.shape[1] - 1, foot), ink, -1)
+    return render.CardFace(img, face.mask, face.index_box)
+
+
+def test_a_frame_line_joined_to_the_rank_is_taken_out() -> None:
+    """Court cards whose picture frame touches the rank (one ink part with it, running
+    off the corner crop): the printed lines are taken out before the glyphs are cut,
+    so they learn and read right (they were rejected: "no rank-sized ink where the
+    index starts"), and never as another card."""
+    style = "classic"
+    faces = {code: _with_frame_line(code, style) for code in ("QH", "QS", "KD")}
+    reader = IndexReader(learn_profile(_calibration_frames(style, faces)))
+    right = 0
+    for i, (code, face) in enumerate(faces.items()):
+        for k in range(4):
+            pose = Pose((230.0 + 30 * k, 240.0 + 8 * k), k % 2 == 1, 3.0 * k - 4.0,
+                        0.9 + 0.07 * k)
+            got = _verdict(reader.read(_composed(face, pose, 30 * i + k, GUIDED)))
+            assert got in (code, "REJECT"), (code, k, got)
+            right += got == code
+    assert right >= 9

@@ -380,7 +380,8 @@ class Ink:
 
 
 def find_ink(crop: np.ndarray, min_part: int, min_contrast: float = 20.0,
-             free: tuple[bool, bool] = (False, False), darker: float = 0.0) -> Ink | str:
+             free: tuple[bool, bool] = (False, False), darker: float = 0.0,
+             lines: int = 0) -> Ink | str:
     """The ink parts of an upright corner crop, or why there are none.
 
     The darkest channel makes red, black, blue and green ink all dark; Otsu's threshold
@@ -390,7 +391,9 @@ def find_ink(crop: np.ndarray, min_part: int, min_contrast: float = 20.0,
     cuts the card there, so where its edge is is not known) nothing is painted, and a
     part running into that side of the crop is no glyph (the frame cut it). ``darker``
     moves the threshold that share of the way towards the ink (parts joined by blur
-    come apart).
+    come apart). ``lines`` (px, 0: not done): printed lines are taken out of the ink
+    before its parts are found (:func:`remove_lines`: a frame line of the court
+    picture that blur joined to the index would take the glyph with it).
     """
     ink = channel_min(crop)
     if ink is crop:  # a grey crop: paint on a copy
@@ -427,6 +430,8 @@ def find_ink(crop: np.ndarray, min_part: int, min_contrast: float = 20.0,
     e = max(e, tx + 3, ty + 3)
     # ink <= thr (an 8-bit threshold is compared as its floor, the same for integers)
     _t, binary = cv2.threshold(ink, thr, 1, cv2.THRESH_BINARY_INV)
+    if lines:
+        binary = remove_lines(binary, lines)
     _n, labels, stats, centroids = cv2.connectedComponentsWithStats(binary, connectivity=8)
     x, y, bw, bh, area = stats.T
     keep = (area >= min_part) & (x + bw < w - 1) & (y + bh < h - 1)
@@ -439,6 +444,46 @@ def find_ink(crop: np.ndarray, min_part: int, min_contrast: float = 20.0,
         keep &= y > 0
     keep[0] = False
     return Ink(crop, ink, labels, stats, centroids, keep, paper, float(thr))
+
+
+def attempts(g: Geometry) -> tuple[tuple[float, int], ...]:
+    """How an index crop is looked at, in turn, until its index is found: (``darker``,
+    ``lines``) of :func:`find_ink`: as thresholded; with a darker threshold (parts
+    joined by blur come apart); with the printed lines longer than any rank (1.5 times
+    the tallest at the largest scale) taken out."""
+    return ((0.0, 0), (0.35, 0), (0.0, max(round(1.5 * SCALES[1] * g.rank_h[2]), 12)))
+
+
+def remove_lines(binary: np.ndarray, length: int) -> np.ndarray:
+    """``binary`` (0/1 ink) less its printed lines: vertical runs at least ``length`` px
+    long (longer than any glyph of the index: a frame line of the court picture, a
+    border), and horizontal runs of a quarter of that which run into the crop's right
+    edge (a line going on past the index; no glyph of the index reaches that edge) or
+    into such a vertical line (the frame's corner). A glyph's rows that run on into
+    such a line go with it (a nick; the match decides).
+
+    >>> b = np.zeros((40, 30), np.uint8)
+    >>> b[5:15, 3:9] = 1                  # a glyph ...
+    >>> b[0:40, 12:14] = 1                # ... beside a frame line
+    >>> b[10:12, 8:30] = 1                # joined to it by a line running off the crop
+    >>> out = remove_lines(b, 30)
+    >>> int(out[:, 9:].sum()), int(out[5:15, 3:9].sum()), int(out[10:12].sum())
+    (0, 48, 0)
+    """
+    vert = cv2.morphologyEx(binary, cv2.MORPH_OPEN, np.ones((length, 1), np.uint8))
+    horiz = cv2.morphologyEx(binary, cv2.MORPH_OPEN,
+                             np.ones((1, max(length // 4, 3)), np.uint8))
+    n, lab, st, _c = cv2.connectedComponentsWithStats(horiz, connectivity=4)
+    w = binary.shape[1]
+    off_edge = np.zeros(n, bool)
+    off_edge[1:] = st[1:, 0] + st[1:, 2] >= w
+    if n > 1 and vert.any():
+        off_edge[np.unique(lab[cv2.dilate(vert, _K3) > 0])] = True
+        off_edge[0] = False
+    out = binary.copy()
+    out[vert > 0] = 0
+    out[off_edge[lab]] = 0
+    return out
 
 
 def percentile_u8(a: np.ndarray, q: float) -> float:

@@ -47,6 +47,7 @@ from shoe_controller.vision.index_glyphs import (
     Geometry,
     Ink,
     Region,
+    attempts,
     blurred,
     crop_corner,
     cut_joined,
@@ -209,12 +210,23 @@ class DeckLearner:
                 # (every card is cropped alike: see :meth:`_same_box`)
                 self.box_scale = BOX_GROWTH
                 return self.glyphs_of(frame, code, suit_box, min_h)
+            if isinstance(found, str):
+                # a printed line (a frame of the court picture) joined to the index:
+                # taken out, lines longer than half the box (no glyph of it is)
+                unlined = find_ink(crop, min_part=6, lines=box[1] // 2)
+                if not isinstance(unlined, str):
+                    again = locate_free(unlined, two_part=code[:1] in ('T', ''), min_h=min_h)
+                    if isinstance(again, Found):
+                        found, ink = again, unlined
             if isinstance(found, Found):
                 return found, ink, down, region
             if suit_box is not None:
                 got = _cut_free(ink, code, suit_box)
                 if got is not None:
                     return got, got.ink or ink, down, region
+                if "no suit below it" in found:
+                    found += (" (nor a suit-sized piece with a narrow neck in the ink "
+                              "joined to it where this deck's suits are)")
             why = why or found
         return LearnFailure("", f"at the card's corner: {why}", _TODO_POSITION)
 
@@ -489,9 +501,11 @@ class DeckLearner:
             for scale, angle, motion, sigma in AUGMENTATIONS:
                 view = _view(smp.crop, scale, angle, motion, sigma, crop)
                 # as the reader does: parts joined by blur (the rank to the card's
-                # printed edge) are tried again with a darker threshold
-                for darker in (0.0, 0.35):
-                    ink = find_ink(view, min_part=_min_part(geometry), darker=darker)
+                # printed edge) are tried again with a darker threshold, then with
+                # the printed lines taken out
+                for darker, lines in attempts(geometry):
+                    ink = find_ink(view, min_part=_min_part(geometry), darker=darker,
+                                   lines=lines)
                     if isinstance(ink, str):
                         break
                     found = locate(ink, geometry)

@@ -34,6 +34,7 @@ import numpy as np
 
 from shoe_controller.game.cards import ALL_CARDS, RANK_CHARS, SUITS, Card
 from shoe_controller.vision.index_glyphs import (
+    CORNER_PAD,
     PLAIN_FAINT_SHARE,
     PLAIN_INK_SHARE,
     RANK_CANVAS,
@@ -42,6 +43,7 @@ from shoe_controller.vision.index_glyphs import (
     Geometry,
     Ink,
     Region,
+    attempts,
     crop_corner,
     find_ink,
     find_plain_card,
@@ -89,6 +91,7 @@ class IndexReader:
         self._suits = _Templates(profile.suit_templates, profile.suit_labels, 4)
         self._crop = (int(g["crop_size"][0]), int(g["crop_size"][1]))
         self._min_part = int(g["min_part"])
+        self._attempts = attempts(self._geometry)
         geo = self._geometry
         p = 4.0
         x0 = min(geo.rank_union[0], geo.suit_union[0]) - p
@@ -189,8 +192,10 @@ class IndexReader:
             return (0, "no whole index in view")
         crop = crop_corner(frame, region, down, self._crop)
         found: Found | str = ""
-        for darker in (0.0, 0.35):
-            ink = find_ink(crop, self._min_part, free=free, darker=darker)
+        for darker, lines in self._attempts:
+            if lines and not self._crop_in_frame(frame, region, down):
+                break  # a line may be where the frame cuts a glyph: that streak stays
+            ink = find_ink(crop, self._min_part, free=free, darker=darker, lines=lines)
             if isinstance(ink, str):
                 return (0, ink)
             found = locate(ink, self._geometry, free)
@@ -235,6 +240,20 @@ class IndexReader:
                 return (f"ink colour says {other}, suit shape says {suit}: shape and colour "
                         "disagree")
         return ""
+
+    def _crop_in_frame(self, frame: np.ndarray, region: Region, down: bool) -> bool:
+        """Is the whole corner crop inside the frame?"""
+        h, w = frame.shape[:2]
+        t = math.radians(region.angle) + (math.pi if down else 0.0)
+        ct, st = math.cos(t), math.sin(t)
+        cx, cy = region.bottom_right if down else region.top_left
+        p = CORNER_PAD
+        for u, v in ((0, 0), (self._crop[0], 0), (0, self._crop[1]), self._crop):
+            x = cx + (u - p) * ct - (v - p) * st
+            y = cy + (u - p) * st + (v - p) * ct
+            if not (0 <= x < w and 0 <= y < h):
+                return False
+        return True
 
     def _index_can_be_in_view(self, frame: np.ndarray, region: Region, down: bool,
                               free: tuple[bool, bool]) -> bool:
