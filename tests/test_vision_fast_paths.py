@@ -5,16 +5,27 @@ against the plain numpy / OpenCV computation, on random and on rendered data."""
 from __future__ import annotations
 
 import dataclasses
+import math
 
+import cv2
 import numpy as np
 import pytest
 
 from shoe_controller.sim import render
 from shoe_controller.vision.index_glyphs import (
+    CORNER_PAD,
+    RANK_CANVAS,
+    SUIT_CANVAS,
+    Ink,
+    Region,
+    crop_corner,
+    find_ink,
     find_regions,
+    glyph_vector,
     median_u8,
     percentile_u8,
     to_small,
+    union_box,
 )
 
 
@@ -70,3 +81,98 @@ def test_regions_without_the_print_share_are_the_same_regions() -> None:
         for a, b in zip(full, fast, strict=True):
             assert b.ink_share == 1.0 and 0.0 <= a.ink_share <= 1.0
             assert dataclasses.replace(b, ink_share=a.ink_share, faint_share=a.faint_share) == a
+
+
+def _plain_crop(frame: np.ndarray, region: Region, down: bool, size: tuple[int, int]
+                ) -> np.ndarray:
+    """The corner crop as one plain cv2.warpAffine of the frame (the reference)."""
+    t = math.radians(region.angle)
+    ct, st = math.cos(t), math.sin(t)
+    cx, cy = region.bottom_right if down else region.top_left
+    ux, uy, vx, vy = (-ct, -st, st, -ct) if down else (ct, st, -st, ct)
+    p = CORNER_PAD
+    m = np.array([[ux, vx, cx - p * (ux + vx)], [uy, vy, cy - p * (uy + vy)]])
+    return cv2.warpAffine(frame, m, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                          borderMode=cv2.BORDER_REPLICATE)
+
+
+def test_corner_crops_are_the_plain_warp() -> None:
+    """crop_corner turns a colour frame's corner as four channels in a reused buffer:
+    the same pixels as one warp of the whole frame, for corners anywhere (half out of
+    the frame too, where the frame's edge is repeated), any angle, both ways up, and
+    nothing of an earlier frame left in the buffer shows."""
+    rng = np.random.default_rng(7)
+    for i in range(300):
+        shape = (480, 640, 3) if i % 5 else (240, 320, 3)
+        frame = rng.integers(0, 256, shape, dtype=np.uint8)
+        h, w = shape[:2]
+        corner = (float(rng.uniform(-60, w + 60)), float(rng.uniform(-60, h + 60)))
+        region = Region(1.0, float(rng.uniform(-45, 45)), (0.0, 0.0, 0.0), 0.0, corner,
+                        corner, False)
+        size = (int(rng.integers(20, 170)), int(rng.integers(20, 170)))
+        down = bool(i % 2)
+        got = crop_corner(frame, region, down, size)
+        want = _plain_crop(frame, region, down, size)
+        assert got.shape == want.shape and np.array_equal(got, want), (i, corner, size)
+        grey = frame[:, :, 1].copy()
+        assert np.array_equal(crop_corner(grey, region, down, size),
+                              _plain_crop(grey, region, down, size))
+
+
+def test_union_box_is_the_box_around_the_parts() -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(500):
+        n = int(rng.integers(1, 9))
+        st = np.column_stack([rng.integers(0, 200, (n, 2)), rng.integers(1, 40, (n, 2)),
+                              rng.integers(1, 900, n)]).astype(np.int32)
+        ids = sorted({int(i) for i in rng.integers(0, n, int(rng.integers(1, n + 1)))})
+        got = union_box(st, ids)
+        want = (min(st[i, 0] for i in ids), min(st[i, 1] for i in ids),
+                max(st[i, 0] + st[i, 2] for i in ids), max(st[i, 1] + st[i, 3] for i in ids))
+        assert got == tuple(int(v) for v in want) and all(type(v) is int for v in got)
+
+
+def _plain_glyph(ink: Ink, ids: list[int], canvas: tuple[int, int]) -> np.ndarray | None:
+    """glyph_vector as first written (np.isin, GaussianBlur, mean, linalg.norm)."""
+    x0, y0, x1, y1 = union_box(ink.stats, ids)
+    x0, y0 = max(x0 - 1, 0), max(y0 - 1, 0)
+    x1, y1 = min(x1 + 1, ink.ink.shape[1]), min(y1 + 1, ink.ink.shape[0])
+    sel = np.isin(ink.labels[y0:y1, x0:x1], ids).astype(np.uint8)
+    sel = cv2.dilate(sel, np.ones((3, 3), np.uint8))
+    roi = np.maximum(ink.paper - ink.ink[y0:y1, x0:x1].astype(np.float32), 0) * sel
+    ch, cw = canvas
+    rh, rw = roi.shape
+    nw = min(max(round(rw * ch / rh), 2), cw)
+    g = cv2.resize(roi, (nw, ch), interpolation=cv2.INTER_AREA)
+    out = np.zeros(canvas, np.float32)
+    off = (cw - nw) // 2
+    out[:, off:off + nw] = g
+    out = cv2.GaussianBlur(out, (0, 0), 0.6)
+    v = out.ravel()
+    v -= v.mean()
+    n = float(np.linalg.norm(v))
+    return None if n < 1e-6 else v / n
+
+
+def test_glyph_vectors_are_the_plain_computation() -> None:
+    rng = np.random.default_rng(11)
+    checked = 0
+    for i in range(60):
+        crop = np.clip(rng.normal(200, 12, (90, 70)), 0, 255).astype(np.uint8)
+        for _ in range(int(rng.integers(1, 6))):
+            x, y = (int(v) for v in rng.integers(8, 55, 2))
+            crop[y:y + int(rng.integers(3, 25)), x:x + int(rng.integers(3, 14))] = \
+                int(rng.integers(0, 90))
+        ink = find_ink(crop, 4)
+        if isinstance(ink, str):
+            continue
+        parts = [int(j) for j in np.flatnonzero(ink.keep)]
+        for k in range(len(parts)):
+            ids = parts[k:k + 1 + i % 2]
+            for canvas in (RANK_CANVAS, SUIT_CANVAS):
+                got, want = glyph_vector(ink, ids, canvas), _plain_glyph(ink, ids, canvas)
+                assert (got is None) == (want is None)
+                if got is not None:
+                    assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+                    checked += 1
+    assert checked > 100
