@@ -21,6 +21,7 @@ from shoe_controller.vision.index_glyphs import (
     crop_corner,
     find_ink,
     find_regions,
+    first_median_above,
     glyph_vector,
     median_u8,
     percentile_u8,
@@ -66,6 +67,20 @@ def test_median_u8_is_numpys() -> None:
         if a.shape[1] > 1:  # a view into a larger image, as the reader passes them
             view = a[::2, 1:]
             assert np.array_equal(median_u8(view, 1), np.median(view, axis=1))
+
+
+def test_first_median_above_is_numpys() -> None:
+    """The first line whose median is above a threshold, from counts: as numpy's
+    median says, on odd and even lines, thresholds on and between grey levels."""
+    rng = np.random.default_rng(5)
+    for a in _arrays(4, 1500):
+        for axis in (0, 1):
+            med = np.median(a, axis=axis)
+            for thr in (float(rng.choice(med)), float(rng.choice(med)) + 0.5,
+                        float(rng.uniform(0, 255)), 0.6 * float(rng.integers(0, 256))):
+                above = np.flatnonzero(med > thr)
+                want = int(above[0]) if len(above) else 0
+                assert first_median_above(a, axis, thr) == want, (a.shape, axis, thr)
 
 
 def test_regions_without_the_print_share_are_the_same_regions() -> None:

@@ -446,14 +446,10 @@ def find_ink(crop: np.ndarray, min_part: int, min_contrast: float = 20.0,
     e = CORNER_PAD + 3
     ty = tx = 0
     if not free[1]:
-        rows = median_u8(ink[:n, w // 5:], axis=1)
-        light_rows = np.flatnonzero(rows > 0.6 * light)
-        ty = int(light_rows[0]) if len(light_rows) else 0
+        ty = first_median_above(ink[:n, w // 5:], 1, 0.6 * light)
         ink[:max(e, ty + 3), :] = np.uint8(light)
     if not free[0]:
-        cols = median_u8(ink[h // 5:, :n], axis=0)
-        light_cols = np.flatnonzero(cols > 0.6 * light)
-        tx = int(light_cols[0]) if len(light_cols) else 0
+        tx = first_median_above(ink[h // 5:, :n], 0, 0.6 * light)
         ink[:, :max(e, tx + 3)] = np.uint8(light)
     if not (free[0] or free[1]):
         np.copyto(ink, np.uint8(light), where=_corner_triangle((h, w), max(2 * e, tx + ty) + 8))
@@ -562,6 +558,37 @@ def median_u8(a: np.ndarray, axis: int) -> np.ndarray:
     if m % 2:
         return hi
     return (np.take(s, k - 1, axis=axis) + hi) / 2
+
+
+def first_median_above(a: np.ndarray, axis: int, thr: float) -> int:
+    """The first line of the 2-d 8-bit ``a`` (a row for ``axis=1``, a column for
+    ``axis=0``) whose median along ``axis`` is above ``thr``, or 0 when none is: the
+    same as the first of ``np.flatnonzero(np.median(a, axis=axis) > thr)``, from counts
+    instead of a sort. With ``m`` values a line, ``k = m // 2`` and ``j`` of them at or
+    below ``thr``: for odd ``m`` the median (the k-th smallest) is above ``thr`` exactly
+    when ``j <= k``; for even ``m`` (the mean of the (k-1)-th and k-th smallest) when
+    ``j < k``, never when ``j > k``, and when ``j == k`` it is worked out.
+
+    >>> a = np.array([[0, 0, 9], [9, 9, 0], [5, 6, 7]], np.uint8)
+    >>> first_median_above(a, 1, 4.5), first_median_above(a, 0, 4.5)
+    (1, 0)
+    >>> b = np.array([[1, 2], [4, 6]], np.uint8)  # medians 1.5 and 5.0
+    >>> first_median_above(b, 1, 4.99), first_median_above(b, 1, 5.0)
+    (1, 0)
+    """
+    m = a.shape[axis]
+    k = m // 2
+    low = np.count_nonzero(a <= thr, axis=axis)
+    if m % 2:
+        above = low <= k
+    else:
+        above = low < k
+        tie = np.flatnonzero(low == k)
+        if len(tie):
+            lines = np.take(a, tie, axis=1 - axis)
+            above[tie] = median_u8(lines, axis) > thr
+    first = np.flatnonzero(above)
+    return int(first[0]) if len(first) else 0
 
 
 @lru_cache(maxsize=16)

@@ -103,7 +103,7 @@ class IndexReader:
         # corner): the largest scale's near edges, the smallest scale's far edges
         self._core = [(hi * x0 + 3, hi * y0 + 3), (lo * x1 - 3, hi * y0 + 3),
                       (hi * x0 + 3, lo * y1 - 3), (lo * x1 - 3, lo * y1 - 3)]
-        self._layout = {c: np.array(v, np.float64).reshape(2, -1)
+        self._layout = {c: _layout_bounds(np.array(v, np.float64).reshape(2, -1))
                         for c, v in g["layout"].items()}
         self._min_region = float(g["min_region_area"])
         face = float(c["face_level"])
@@ -115,6 +115,11 @@ class IndexReader:
         ink = c.get("suit_ink")
         self._suit_ink = ({su: np.array(ink[su], np.float64) for su in SUITS}
                           if ink else None)
+        # per suit, the other suits whose ink is told apart from its own (frame-free)
+        self._rival_inks = ({su: [(other, ref) for other, ref in self._suit_ink.items()
+                                  if _norm(ref - own) >= COLOUR_SPLIT]
+                             for su, own in self._suit_ink.items()}
+                            if self._suit_ink is not None else {})
         self._t = {k: float(v) for k, v in t.items()}
 
     # ------------------------------------------------------------------ public
@@ -231,12 +236,10 @@ class IndexReader:
         col = ink_colour(ink, found.suit)
         if col is None:
             return ""
-        own = self._suit_ink[suit]
-        d_own = float(np.linalg.norm(col - own))
-        for other, ref in self._suit_ink.items():
-            if float(np.linalg.norm(ref - own)) < COLOUR_SPLIT:
-                continue  # the same ink as the suit's own (a 2-colour deck's pairs)
-            if float(np.linalg.norm(col - ref)) < d_own:
+        d_own = _norm(col - self._suit_ink[suit])
+        # the suits of the same ink as this one's (a 2-colour deck's pairs) are not rivals
+        for other, ref in self._rival_inks[suit]:
+            if _norm(col - ref) < d_own:
                 return (f"ink colour says {other}, suit shape says {suit}: shape and colour "
                         "disagree")
         return ""
@@ -279,22 +282,50 @@ class IndexReader:
         lay = self._layout.get(card.code)
         if lay is None:
             return f"{card.code} was not learned"
-        lo, hi = lay
+        rank_h, bounds = lay
         rx0, ry0, rx1, ry1 = f.rank_box
         sx0, sy0, sx1, sy1 = f.suit_box
         rh = ry1 - ry0
-        scale = rh / float(np.mean(lay[:, 0]))
+        scale = rh / rank_h
         if not 0.8 <= scale <= 1.25:
             return f"index of the wrong size for {card.code} (scale {scale:.2f})"
         got = [(rx1 - rx0) / rh, (sy1 - sy0) / rh, (sx0 + sx1 - rx0 - rx1) / 2 / rh,
                (sy0 + sy1 - ry0 - ry1) / 2 / rh, (sx1 - sx0) / max(sy1 - sy0, 1)]
-        names = ("rank width", "suit size", "suit place", "suit place", "suit width")
-        for k, (v, name) in enumerate(zip(got, names, strict=True), start=1):
-            a, b = lo[k], hi[k]
-            slack = 0.12 * max(abs(a), abs(b), 0.5)
-            if not a - slack <= v <= b + slack:
+        for v, (low, high, name) in zip(got, bounds, strict=True):
+            if not low <= v <= high:
                 return f"{name} not as learned for {card.code}"
         return ""
+
+
+_LAYOUT_NAMES = ("rank width", "suit size", "suit place", "suit place", "suit width")
+
+
+def _layout_bounds(lay: np.ndarray) -> tuple[float, list[tuple[float, float, str]]]:
+    """A card's learned layout (rows: the least and the greatest of each measure, the
+    rank's height first) as the reader checks it: the mean rank height, and per measure
+    the range it may take (the learned one, 12% of its size wider on each side).
+
+    >>> h, b = _layout_bounds(np.array([[20.0, 0.5, 0.4], [24.0, 0.7, 0.5]]))
+    >>> h, [(round(lo, 3), round(hi, 3), n) for lo, hi, n in b]
+    (22.0, [(0.416, 0.784, 'rank width'), (0.34, 0.56, 'suit size')])
+    """
+    lo, hi = lay
+    bounds = []
+    for k, name in enumerate(_LAYOUT_NAMES[:lay.shape[1] - 1], start=1):
+        a, b = lo[k], hi[k]
+        slack = 0.12 * max(abs(a), abs(b), 0.5)
+        bounds.append((float(a - slack), float(b + slack), name))
+    return float(np.mean(lay[:, 0])), bounds
+
+
+def _norm(v: np.ndarray) -> float:
+    """``float(np.linalg.norm(v))`` of a float64 vector (the same dot product and
+    square root, without its Python layers).
+
+    >>> _norm(np.array([3.0, 4.0]))
+    5.0
+    """
+    return math.sqrt(float(v.dot(v)))
 
 
 class _Templates:
@@ -376,20 +407,22 @@ class _Templates:
               t: dict[str, float]) -> tuple[int, float] | tuple[int, str]:
         """(class, score) of a clear match, or (depth, why not)."""
         q = g - self.mean
-        q /= max(float(np.linalg.norm(q)), 1e-9)
+        q /= max(float(np.sqrt(q.dot(q))), 1e-9)  # np.linalg.norm(q)
         raw = self._best(self.raw @ g)
         res = self._best(self.res @ q)
-        grp = int(np.argmax(res.max(axis=1)))
+        grp = int(np.argmax(res.max(axis=1))) if self.groups > 1 else 0
         raw, res = raw[grp], res[grp]
-        order = np.argsort(res)[::-1]
-        c1 = int(order[0])
-        b1 = float(res[c1])
-        if float(raw[c1]) < t[f"{kind}_min_score"]:
+        order = np.argsort(res)[::-1].tolist()
+        scores = res.tolist()  # Python floats: the same values, cheaper one by one
+        c1 = order[0]
+        b1 = scores[c1]
+        r1 = float(raw[c1])
+        if r1 < t[f"{kind}_min_score"]:
             return (2, f"{kind} unlike any learned glyph (best {names[int(np.argmax(raw))]} "
                        f"{float(raw.max()):.2f})")
         if b1 < t[f"{kind}_min_distinct"]:
             return (3, f"{kind} unclear ({names[c1]} {b1:.2f})")
-        rivals = [int(c) for c in order[1:3] if b1 - float(res[c]) < PAIR_CLOSE]
+        rivals = [c for c in order[1:3] if b1 - scores[c] < PAIR_CLOSE]
         top_raw = int(np.argmax(raw))
         if top_raw != c1 and top_raw not in rivals:
             rivals.append(top_raw)
@@ -398,4 +431,4 @@ class _Templates:
             pm = self.pair(g, grp, c1, c)
             if pm < margin:
                 return (3, f"{kind} unclear ({names[c1]} vs {names[c]}: {pm:.2f} apart)")
-        return (c1, float(raw[c1]))
+        return (c1, r1)
