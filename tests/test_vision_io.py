@@ -194,6 +194,19 @@ def test_build_reader_barcode_and_missing_profile(tmp_path: Path) -> None:
         build_reader(VisionConfig(reader="both", profile=str(tmp_path / "none.npz")))
 
 
+def test_building_a_reader_holds_opencv_to_one_thread() -> None:
+    """The daemon's reader runs OpenCV on one thread (its time per frame is one core's;
+    the other cores stay the daemon's)."""
+    before = cv2.getNumThreads()
+    try:
+        cv2.setNumThreads(4)
+        assert cv2.getNumThreads() == 4
+        build_reader(VisionConfig(reader="barcode"), BarcodeConfig())
+        assert cv2.getNumThreads() == 1
+    finally:
+        cv2.setNumThreads(before)
+
+
 # -- frames to game inputs, end to end ------------------------------------------------
 
 

@@ -100,8 +100,18 @@ def build_reader(
     The index reader needs a learned calibration profile: ``profile`` (a loaded
     :class:`~shoe_controller.vision.profile.Profile`) or the file ``vision.profile``; a
     missing, foreign-version or corrupt file raises ``ProfileError`` saying so.
+
+    OpenCV is held to one thread (``cv2.setNumThreads(1)``, for the whole process): a
+    frame's images are small, so a thread pool spreading each call over the cores adds
+    its hand-over cost to every call and gains little, and the reader's time per frame
+    is then one core's, as docs/vision.md states it; the other cores stay free for the
+    rest of the daemon (journal, MQTT, display).
     """
+    import cv2
+
     from shoe_controller.vision.config import BarcodeConfig
+
+    cv2.setNumThreads(1)
 
     barcode_reader = None
     index_reader = None
