@@ -732,9 +732,11 @@ def _rank_row(st: np.ndarray, ids: list[int], anchor: int, allowed: set[int] | N
     """The anchor and the parts beside it that are glyphs of the same rank (the 1 and 0
     of a 10): the same top and baseline (within an eighth of the height), less than half
     its height apart."""
-    ah = float(st[anchor, 3])
-    ay0, ay1 = float(st[anchor, 1]), float(st[anchor, 1] + ah)
-    x0, x1 = float(st[anchor, 0]), float(st[anchor, 0] + st[anchor, 2])
+    rows = st.tolist()  # Python ints: the same values, cheaper one by one than numpy's
+    ax, ay, aw, ah_ = rows[anchor][:4]
+    ah = float(ah_)
+    ay0, ay1 = float(ay), float(ay + ah)
+    x0, x1 = float(ax), float(ax + aw)
     row = [anchor]
     changed = True
     while changed:
@@ -742,17 +744,19 @@ def _rank_row(st: np.ndarray, ids: list[int], anchor: int, allowed: set[int] | N
         for i in ids:
             if i in row or (allowed is not None and i not in allowed):
                 continue
-            ty0, ty1 = float(st[i, 1]), float(st[i, 1] + st[i, 3])
-            gap = max(st[i, 0] - x1, x0 - (st[i, 0] + st[i, 2]))
+            px, py, pw, ph = rows[i][:4]
+            ty0, ty1 = float(py), float(py + ph)
+            gap = max(px - x1, x0 - (px + pw))
             if abs(ty0 - ay0) <= 0.125 * ah and abs(ty1 - ay1) <= 0.125 * ah \
                     and gap <= 0.5 * ah:
                 row.append(i)
-                x0, x1 = min(x0, float(st[i, 0])), max(x1, float(st[i, 0] + st[i, 2]))
+                x0, x1 = min(x0, float(px)), max(x1, float(px + pw))
                 changed = True
     # pieces of a broken glyph inside the row's box
     for i in ids:
-        if i not in row and x0 <= st[i, 0] and st[i, 0] + st[i, 2] <= x1 \
-                and ay0 <= st[i, 1] and st[i, 1] + st[i, 3] <= ay1 + 0.1 * ah:
+        px, py, pw, ph = rows[i][:4]
+        if i not in row and x0 <= px and px + pw <= x1 \
+                and ay0 <= py and py + ph <= ay1 + 0.1 * ah:
             row.append(i)
     return row
 
