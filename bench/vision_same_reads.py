@@ -8,9 +8,10 @@ very same pixels): per design the 53 calibration frames, then guided, full-range
 grey frames and a few frames with two cards in view. Each version (this checkout, and
 ``--base``, a git revision exported to a temporary folder) learns each design and reads
 every frame in a process of its own; the verdicts are compared one by one. The reading
-CPU time of each is printed too (least of ``--repeat`` reads per frame, one thread), as
-a by-product: the two run one after the other, so on a busy machine compare the
-ratio, not the figures.
+CPU time of each is printed too (process CPU time, least of ``--repeat`` reads per
+frame, OpenCV on one thread): the two reading processes run at the same time pinned to
+the same core (``--core``), so a busy machine weighs on both alike; still, compare the
+ratio rather than the figures.
 
     python bench/vision_same_reads.py --base main --designs classic dejavu-jumbo
     nice -n 10 python bench/vision_same_reads.py --base HEAD~3   # default designs
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -88,9 +90,9 @@ for style in sys.argv[3:]:
         f = d[f"f{i}"]
         best = 1e9
         for _ in range(repeat):
-            c = time.thread_time()
+            c = time.process_time()
             x = reader.read(f)
-            best = min(best, time.thread_time() - c)
+            best = min(best, time.process_time() - c)
         ms.append(best * 1e3)
         reads.append([x.kind, x.card.code if x.card else None, x.orientation,
                       repr(x.confidence), x.reason])
@@ -100,14 +102,33 @@ print(json.dumps(res))
 """
 
 
+def _env(tree: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(tree), "OPENBLAS_NUM_THREADS": "1",
+            "OMP_NUM_THREADS": "1"}
+
+
 def _run(tree: Path, script: str, *args: str) -> str:
-    env = {**os.environ, "PYTHONPATH": str(tree), "OPENBLAS_NUM_THREADS": "1",
-           "OMP_NUM_THREADS": "1"}
-    out = subprocess.run([sys.executable, "-c", script, *args], cwd=tree, env=env,
+    out = subprocess.run([sys.executable, "-c", script, *args], cwd=tree, env=_env(tree),
                          capture_output=True, text=True, check=False)
     if out.returncode != 0:
         raise SystemExit(f"{tree}: {out.stderr.strip()[-2000:]}")
     return out.stdout
+
+
+def _run_both(trees: tuple[Path, Path], core: int | None, script: str, *args: str
+              ) -> tuple[str, str]:
+    """``script`` in each tree at the same time, both pinned to ``core``."""
+    pre = ["taskset", "-c", str(core)] if core is not None else []
+    procs = [subprocess.Popen([*pre, sys.executable, "-c", script, *args], cwd=t,
+                              env=_env(t), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for t in trees]
+    outs = []
+    for t, proc in zip(trees, procs, strict=True):
+        out, err = proc.communicate()
+        if proc.returncode != 0:
+            raise SystemExit(f"{t}: {err.strip()[-2000:]}")
+        outs.append(out)
+    return outs[0], outs[1]
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -122,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--frames", type=int, default=80,
                    help="guided and full-range frames per design (each)")
     p.add_argument("--repeat", type=int, default=2, help="reads per frame timed")
+    p.add_argument("--core", type=int, default=max(os.sched_getaffinity(0)),
+                   help="the core both reading processes are pinned to (-1: not pinned)")
     args = p.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         base, corpus = Path(tmp) / "base", Path(tmp) / "corpus"
@@ -131,8 +154,10 @@ def main(argv: list[str] | None = None) -> int:
                                  check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
         _run(ROOT, _RENDER, str(corpus), str(args.frames), *args.designs)
-        a = json.loads(_run(base, _READ, str(corpus), str(args.repeat), *args.designs))
-        b = json.loads(_run(ROOT, _READ, str(corpus), str(args.repeat), *args.designs))
+        core = args.core if args.core >= 0 and shutil.which("taskset") else None
+        out_a, out_b = _run_both((base, ROOT), core, _READ, str(corpus), str(args.repeat),
+                                 *args.designs)
+        a, b = json.loads(out_a), json.loads(out_b)
     differences = 0
     ms_a: list[float] = []
     ms_b: list[float] = []
@@ -156,8 +181,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"    {n}: {r1} -> {r2}")
     if ms_a:
         print(f"all: ms median {_pct(ms_a, 50):.2f} -> {_pct(ms_b, 50):.2f}, p99 "
-              f"{_pct(ms_a, 99):.2f} -> {_pct(ms_b, 99):.2f} (CPU, one thread, least of "
-              f"{args.repeat} reads; {args.base} -> this checkout)")
+              f"{_pct(ms_a, 99):.2f} -> {_pct(ms_b, 99):.2f} (process CPU, OpenCV on one "
+              f"thread, least of {args.repeat} reads, both at once on one core; {args.base} "
+              "-> this checkout)")
     print(f"differences: {differences}")
     return 1 if differences else 0
 
