@@ -960,29 +960,34 @@ def locate(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False)) -> F
                 tries.append((anchor, s))
     rcx = (g.rank_union[0] + g.rank_union[2]) / 2
     best: tuple[float, Found] | None = None
-    for anchor, s in tries:
-        ah = float(st[anchor, 3])
+    # the parts' numbers as Python lists: the same values, far cheaper one by one
+    idl = ids.tolist()
+    stl, cenl = st.tolist(), cen.tolist()
+    for anchor_, s in tries:
+        anchor = int(anchor_)
+        ah = float(stl[anchor][3])
         # shift of the boxes along a free axis: the anchor's centre is the rank column's
-        dx = cen[anchor, 0] - (p + s * (rcx - p)) if free[0] else 0.0
-        dy = float(st[anchor, 1]) - (p + s * (g.rank_top[0] - p)) if free[1] else 0.0
+        dx = cenl[anchor][0] - (p + s * (rcx - p)) if free[0] else 0.0
+        dy = float(stl[anchor][1]) - (p + s * (g.rank_top[0] - p)) if free[1] else 0.0
         ex = e + (0.2 * ah if free[0] else 0.0)
         rx0, ry0, rx1, ry1 = (p + s * (v - p) for v in g.rank_union)
         rx0, rx1, ry0, ry1 = rx0 + dx, rx1 + dx, ry0 + dy, ry1 + dy
-        zone = {int(i) for i in ids if
-                rx0 - ex <= cen[i, 0] <= rx1 + ex and ry0 - e <= cen[i, 1] <= ry1 + e}
-        in_rank = _rank_row(st, [int(i) for i in ids], int(anchor), zone)
+        zone = {i for i in idl if
+                rx0 - ex <= cenl[i][0] <= rx1 + ex and ry0 - e <= cenl[i][1] <= ry1 + e}
+        in_rank = _rank_row(st, idl, anchor, zone)
         rb = union_box(st, in_rank)
         sx0, sy0, sx1, sy1 = (p + s * (v - p) for v in g.suit_union)
         sx0, sx1, sy0, sy1 = sx0 + dx, sx1 + dx, sy0 + dy, sy1 + dy
         scx, scy = (p + s * (v - p) for v in g.suit_centre)
         scx, scy = scx + dx, scy + dy
-        in_suit = [int(i) for i in ids if i not in in_rank
-                   and sx0 - ex <= cen[i, 0] <= sx1 + ex and sy0 - e <= cen[i, 1] <= sy1 + e
-                   and st[i, 1] >= rb[3] - 0.15 * ah]
+        in_suit = [i for i in idl if i not in in_rank
+                   and sx0 - ex <= cenl[i][0] <= sx1 + ex and sy0 - e <= cenl[i][1] <= sy1 + e
+                   and stl[i][1] >= rb[3] - 0.15 * ah]
         used = ink
         if in_suit:
-            suit0 = min(in_suit, key=lambda i: (cen[i, 0] - scx) ** 2 + (cen[i, 1] - scy) ** 2)
-            below = [int(i) for i in ids if i not in in_rank and st[i, 1] >= rb[3] - 0.15 * ah]
+            suit0 = min(in_suit,
+                        key=lambda i: (cenl[i][0] - scx) ** 2 + (cenl[i][1] - scy) ** 2)
+            below = [i for i in idl if i not in in_rank and stl[i][1] >= rb[3] - 0.15 * ah]
             suit = suit_parts(st, cen, below, suit0, ah)
         else:
             # the suit may be one part with the court art: cut it where this deck's
