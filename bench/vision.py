@@ -29,7 +29,8 @@ thread, as the daemon's reader is), for each frame the least of ``--repeat`` rea
 (the reads are the same each time; what a busy machine adds, preemption and caches
 emptied by others, only adds, so the least is the frame's own cost); median and p99 over
 the frames, per design and over all designs. Run it pinned to one core (``taskset -c
-1``) so that nothing of it runs on a second one. Wall time, one read, is printed in
+1``, or ``--core 1``, which pins only the reading process and leaves the rendering
+workers free) so that nothing of a read runs on a second core. Wall time, one read, is printed in
 brackets for comparison. Learning time is the CPU time of ``learn_profile`` (all threads
 of this process). RSS: the real daemon (``shoe-controller run --cards camera``, the
 index reader on the first learned design's profile, a folder of its frames read over
@@ -405,6 +406,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="rendering processes (0: render in this process)")
     p.add_argument("--repeat", type=int, default=3,
                    help="reads of each frame timed, the least CPU time counts (default 3)")
+    p.add_argument("--core", type=int, default=None,
+                   help="pin the reading process to this core once the rendering workers "
+                        "are started (they stay free to run anywhere)")
     args = p.parse_args(argv)
     global REPEAT
     REPEAT = max(1, args.repeat)
@@ -426,6 +430,9 @@ def main(argv: list[str] | None = None) -> int:
     ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
     with tempfile.TemporaryDirectory() as tmp, (
             ctx.Pool(args.workers) if args.workers > 0 else _InProcess()) as pool:
+        if args.core is not None:
+            os.sched_setaffinity(0, {args.core})
+            print(f"reading process pinned to core {args.core}")
         for style in args.designs:
             group = "validation" if style in VALIDATION else "development"
             reader, learn_s, failure, prof = learn_style(style, Path(tmp))
