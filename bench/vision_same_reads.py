@@ -7,11 +7,14 @@ The frames are rendered once by this checkout's renderer (so both versions read 
 very same pixels): per design the 53 calibration frames, then guided, full-range and
 grey frames and a few frames with two cards in view. Each version (this checkout, and
 ``--base``, a git revision exported to a temporary folder) learns each design and reads
-every frame in a process of its own; the verdicts are compared one by one. The reading
-CPU time of each is printed too (process CPU time, least of ``--repeat`` reads per
-frame, OpenCV on one thread): the two reading processes run at the same time pinned to
-the same core (``--core``), so a busy machine weighs on both alike; still, compare the
-ratio rather than the figures.
+every frame in a process of its own (the two at the same time); the verdicts are
+compared one by one. Then the time: one process (pinned to ``--core``) holds both
+readers (the base's package imported under another name, ``shoe_controller_base``),
+each with the profile its own version learned, and reads every frame with both, in
+turn, ``--repeat`` times (which goes first alternates); per frame and version the least
+process CPU time counts (OpenCV on one thread). Reading the same frame side by side in
+one process is what makes the two times comparable on a busy machine (two processes
+one after the other, or even at the same time, are not: the load they meet differs).
 
     python bench/vision_same_reads.py --base main --designs classic dejavu-jumbo
     nice -n 10 python bench/vision_same_reads.py --base HEAD~3   # default designs
@@ -24,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -102,6 +106,48 @@ print(json.dumps(res))
 """
 
 
+_AB = """
+import sys, json, time, cv2, numpy as np
+cv2.setNumThreads(1)
+sys.path.insert(0, sys.argv[1])
+from shoe_controller.vision.index_learn import learn_profile as learn_new
+from shoe_controller.vision.index_reader import IndexReader as ReaderNew
+from shoe_controller_base.vision.index_learn import learn_profile as learn_old
+from shoe_controller_base.vision.index_reader import IndexReader as ReaderOld
+corpus, repeat = sys.argv[2], int(sys.argv[3])
+res = {}
+for style in sys.argv[4:]:
+    d = np.load(f"{corpus}/{style}.npz")
+    cal = dict(zip(d["cal_labels"].tolist(), d["cal"]))
+    try:
+        readers = (ReaderOld(learn_old(cal, source=style)),
+                   ReaderNew(learn_new(cal, source=style)))
+    except Exception:  # either version refuses the design: no time for it
+        continue
+    ms = ([], [])
+    for i in range(len(d["names"])):
+        f = d[f"f{i}"]
+        best = [1e9, 1e9]
+        for r in range(repeat):
+            for k in ((0, 1) if (i + r) % 2 == 0 else (1, 0)):
+                c = time.process_time()
+                readers[k].read(f)
+                best[k] = min(best[k], time.process_time() - c)
+        ms[0].append(best[0] * 1e3)
+        ms[1].append(best[1] * 1e3)
+    res[style] = ms
+print(json.dumps(res))
+"""
+
+
+def _rename_package(src: Path, dest: Path) -> None:
+    """A copy of the package ``src`` (shoe_controller) named ``dest.name``, its imports
+    of itself renamed, so that two versions can be imported into one process."""
+    shutil.copytree(src, dest)
+    for f in dest.rglob("*.py"):
+        f.write_text(re.sub(r"\bshoe_controller(?=[\s.])", dest.name, f.read_text()))
+
+
 def _env(tree: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(tree), "OPENBLAS_NUM_THREADS": "1",
             "OMP_NUM_THREADS": "1"}
@@ -115,11 +161,9 @@ def _run(tree: Path, script: str, *args: str) -> str:
     return out.stdout
 
 
-def _run_both(trees: tuple[Path, Path], core: int | None, script: str, *args: str
-              ) -> tuple[str, str]:
-    """``script`` in each tree at the same time, both pinned to ``core``."""
-    pre = ["taskset", "-c", str(core)] if core is not None else []
-    procs = [subprocess.Popen([*pre, sys.executable, "-c", script, *args], cwd=t,
+def _run_both(trees: tuple[Path, Path], script: str, *args: str) -> tuple[str, str]:
+    """``script`` in each tree at the same time."""
+    procs = [subprocess.Popen([sys.executable, "-c", script, *args], cwd=t,
                               env=_env(t), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True) for t in trees]
     outs = []
@@ -144,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="guided and full-range frames per design (each)")
     p.add_argument("--repeat", type=int, default=2, help="reads per frame timed")
     p.add_argument("--core", type=int, default=max(os.sched_getaffinity(0)),
-                   help="the core both reading processes are pinned to (-1: not pinned)")
+                   help="the core the timing process is pinned to (-1: not pinned)")
     args = p.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         base, corpus = Path(tmp) / "base", Path(tmp) / "corpus"
@@ -154,10 +198,18 @@ def main(argv: list[str] | None = None) -> int:
                                  check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
         _run(ROOT, _RENDER, str(corpus), str(args.frames), *args.designs)
-        core = args.core if args.core >= 0 and shutil.which("taskset") else None
-        out_a, out_b = _run_both((base, ROOT), core, _READ, str(corpus), str(args.repeat),
-                                 *args.designs)
+        out_a, out_b = _run_both((base, ROOT), _READ, str(corpus), "1", *args.designs)
         a, b = json.loads(out_a), json.loads(out_b)
+        renamed = Path(tmp) / "renamed"
+        _rename_package(base / "shoe_controller", renamed / "shoe_controller_base")
+        core = args.core if args.core >= 0 and shutil.which("taskset") else None
+        pre = ["taskset", "-c", str(core)] if core is not None else []
+        timing = subprocess.run([*pre, sys.executable, "-c", _AB, str(renamed), str(corpus),
+                                 str(args.repeat), *args.designs], cwd=ROOT, env=_env(ROOT),
+                                capture_output=True, text=True, check=False)
+        if timing.returncode != 0:
+            raise SystemExit(f"timing: {timing.stderr.strip()[-2000:]}")
+        ms = json.loads(timing.stdout)
     differences = 0
     ms_a: list[float] = []
     ms_b: list[float] = []
@@ -172,18 +224,22 @@ def main(argv: list[str] | None = None) -> int:
         diff = [(n, r1, r2) for n, r1, r2 in zip(x["names"], x["reads"], y["reads"], strict=True)
                 if r1 != r2]
         differences += len(diff) + (x["profile"] != y["profile"])
-        ms_a += x["ms"]
-        ms_b += y["ms"]
+        old, new = ms.get(style, ([], []))
+        ms_a += old
+        ms_b += new
+        timed = (f"; ms median {_pct(old, 50):.2f} -> {_pct(new, 50):.2f}" if old else "")
         print(f"{style:28} {len(x['reads'])} frames, {len(diff)} verdicts differ, profile "
-              f"{'same' if x['profile'] == y['profile'] else 'DIFFERS'}; ms median "
-              f"{_pct(x['ms'], 50):.2f} -> {_pct(y['ms'], 50):.2f}")
+              f"{'same' if x['profile'] == y['profile'] else 'DIFFERS'}{timed}")
         for n, r1, r2 in diff[:5]:
             print(f"    {n}: {r1} -> {r2}")
     if ms_a:
+        ratio = sorted(n / o for o, n in zip(ms_a, ms_b, strict=True))[len(ms_a) // 2]
+        where = "" if core is None else f" on core {core}"
         print(f"all: ms median {_pct(ms_a, 50):.2f} -> {_pct(ms_b, 50):.2f}, p99 "
-              f"{_pct(ms_a, 99):.2f} -> {_pct(ms_b, 99):.2f} (process CPU, OpenCV on one "
-              f"thread, least of {args.repeat} reads, both at once on one core; {args.base} "
-              "-> this checkout)")
+              f"{_pct(ms_a, 99):.2f} -> {_pct(ms_b, 99):.2f}, per-frame ratio median "
+              f"{ratio:.3f} (process CPU, OpenCV on one thread, least of {args.repeat} "
+              f"reads, both read side by side in one process{where}; "
+              f"{args.base} -> this checkout)")
     print(f"differences: {differences}")
     return 1 if differences else 0
 
