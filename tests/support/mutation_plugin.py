@@ -127,6 +127,7 @@ def pytest_configure(config: Any) -> None:
     # make pytest refuse the whole run ("found no collectors", a usage error that mutmut
     # takes for a kill). Collect the files instead, and keep only the named tests.
     wanted = [a for a in config.args if "::" in a]
+    _requested.clear()  # not the fork server's collection session's
     if wanted:
         _requested.update(a.removeprefix("mutants/") for a in wanted)
         files = list(dict.fromkeys(a.split("::")[0] for a in config.args))
@@ -149,7 +150,13 @@ _session: list[Any] = []
 
 
 def pytest_sessionstart(session: Any) -> None:
-    _session.append(session)
+    # this session only: mutmut's fork server ran a collection session of its own
+    # (forkserver_warmup = "collect") in the process every worker forks from, so a list
+    # kept across sessions held that one first, and the stop-at-the-first-failure below
+    # went to it: every killed mutant ran all its tests
+    _session[:] = [session]
+    _collect_errors.clear()
+    _failed_tests.clear()
 
 
 def pytest_collection_finish(session: Any) -> None:
