@@ -406,6 +406,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="rendering processes (0: render in this process)")
     p.add_argument("--repeat", type=int, default=3,
                    help="reads of each frame timed, the least CPU time counts (default 3)")
+    p.add_argument("--no-rss", action="store_true",
+                   help="do not measure the daemon's peak memory (e.g. in all but one of "
+                        "several runs at once)")
     p.add_argument("--core", type=int, default=None,
                    help="pin the reading process to this core once the rendering workers "
                         "are started (they stay free to run anywhere)")
@@ -442,7 +445,7 @@ def main(argv: list[str] | None = None) -> int:
                 results[group].append(line)
                 print(f"[{group}] {line}", flush=True)
                 continue
-            if rss is None:
+            if rss is None and not args.no_rss:
                 rss = daemon_rss(prof, style, Path(tmp))
             cpu: list[float] = []
             wall: list[float] = []
