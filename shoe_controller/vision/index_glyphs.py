@@ -810,6 +810,14 @@ def cut_joined(ink: Ink, box: tuple[float, float, float, float], exclude: list[i
     >>> new, i = cut_joined(ink, (10, 10, 22, 22), [])
     >>> new.stats[i, :4].tolist(), bool(new.keep[i])
     ([10, 10, 12, 12], True)
+
+    Art as wide as the suit joined along its foot leaves no neck: nothing is cut.
+
+    >>> img[22:60, 10:22] = 20
+    >>> n, lab, st, cen = cv2.connectedComponentsWithStats((img < 128).view(np.uint8))
+    >>> cut_joined(Ink(img, img, lab, st, cen, np.array([False, False]), 230.0, 128.0),
+    ...            (10, 10, 22, 22), []) is None
+    True
     """
     lab, st = ink.labels, ink.stats
     h, w = lab.shape
