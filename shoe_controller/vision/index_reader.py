@@ -198,8 +198,11 @@ class IndexReader:
         crop = crop_corner(frame, region, down, self._crop)
         found: Found | str = ""
         for darker, lines in self._attempts:
-            if lines and not self._crop_in_frame(frame, region, down):
-                break  # a line may be where the frame cuts a glyph: that streak stays
+            if lines and any(free) and not self._crop_in_frame(frame, region, down):
+                # where the frame cuts the card a glyph may be cut too, its streak (the
+                # frame's edge repeated) a "line" that must stay; along known axes the
+                # whole index is in view (_index_can_be_in_view), so no line is a glyph's
+                break
             ink = find_ink(crop, self._min_part, free=free, darker=darker, lines=lines)
             if isinstance(ink, str):
                 return (0, ink)
