@@ -549,3 +549,33 @@ def test_a_failing_checkpoint_is_logged_once_per_spell_and_its_end_too(tmp_path,
         caplog.clear()
         c._checkpoint("TRUNCATE")
         assert (c.runs, c.truncates) == (1, 1) and caplog.records == []
+
+
+def test_a_value_that_is_no_event_is_refused_in_one_line(path):
+    with Journal.open(path, table_id="T1") as j:
+        for bad in ("shoe_started", 7, ["type", "x"]):
+            assert message(ValueError, j.append, [bad]) == (
+                f"cannot journal {bad!r}: an event needs a string 'type'")
+        assert j.last_seq == 0
+
+
+def test_reading_a_journal_moved_away_is_an_error_and_creates_nothing(path):
+    """The reads (replay, of_type, verify) open their own read-only connection: a journal
+    file moved away while it is open is an error, never a new empty file in its place."""
+    make_journal(path, 3)
+    j = Journal.open(path, readonly=True)
+    try:
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(path + suffix):
+                os.rename(path + suffix, path + ".moved" + suffix)
+        with pytest.raises(sqlite3.OperationalError):
+            list(j.replay())
+        assert not os.path.exists(path)
+        with pytest.raises(sqlite3.OperationalError):
+            j.of_type("note")
+        assert not os.path.exists(path)
+        with pytest.raises(JournalCorrupt, match="cannot read the events"):
+            j.verify()
+        assert not os.path.exists(path)
+    finally:
+        j.close()
