@@ -579,3 +579,16 @@ def test_reading_a_journal_moved_away_is_an_error_and_creates_nothing(path):
         assert not os.path.exists(path)
     finally:
         j.close()
+
+
+def test_verify_names_the_journal_file_and_the_bad_row(path):
+    make_journal(path, 9)
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE events SET body = ? WHERE seq = 7", ('{"i":70,"type":"note"}',))
+    conn.commit()
+    conn.close()
+    expected = (f"journal {path}: seq 7: stored hash does not match its content (the row "
+                "was edited or damaged)")
+    assert message(JournalCorrupt, Journal.open, path, readonly=True) == expected
+    with Journal.open(path, readonly=True, verify=False) as j:
+        assert message(JournalCorrupt, j.verify) == expected
