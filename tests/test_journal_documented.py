@@ -295,12 +295,16 @@ def test_the_checkpointer_thread_is_named_and_never_holds_the_process_up(path):
     from shoe_controller.journal import Checkpointer
 
     with Journal.open(path, table_id="T1") as j:
+        before = set(threading.enumerate())
         c = Checkpointer(j).start()
         try:
-            assert "journal-checkpoint" in {t.name for t in threading.enumerate()}
+            # this checkpointer's own thread (other tests' may still be winding down)
+            new = [t for t in threading.enumerate() if t not in before]
+            (mine,) = [t for t in new if t.name == "journal-checkpoint"]
+            assert mine.daemon and mine.is_alive()
         finally:
             c.stop()
-        assert "journal-checkpoint" not in {t.name for t in threading.enumerate()}
+        assert not mine.is_alive()
     code = textwrap.dedent(f"""
         from shoe_controller.journal import Checkpointer, Journal
         j = Journal.open({path!r}, table_id="T1")
