@@ -570,3 +570,21 @@ def test_the_last_round_confirmed_automatically_ends_the_shoe_with_its_numbers()
     result = evs[-3]
     assert (result.shoe, result.round, result.winner) == (2, 1, "banker")
     assert evs[-2:] == [E.ResultConfirmed(2, 1), E.ShoeEnded(2, 1, "cut_card")]
+
+
+@pytest.mark.parametrize("when", ["extra_card", "no_round_open", "after_shoe_end"])
+def test_an_unreadable_misdealt_card_written_off_leaves_no_card_awaited(when):
+    """An unreadable card drawn when none is due (burn policy) is written off at once:
+    the shoe waits for no manual entry, so one is refused (docs/game.md: a manual card
+    only fills the card a round waits for after an unreadable read)."""
+    head = {"extra_card": [I.NewRound(), *cards("9S 2C KD 3S")],  # natural, complete
+            "no_round_open": [],
+            "after_shoe_end": [I.CutCardSeen(), I.NewRound(), *cards("9S 2C KD 3S"),
+                               I.ConfirmResult()]}[when]
+    shoe, evs = play(BUTTONS, I.NewShoe(), *head, I.UnreadableCard())
+    rnd = 1 if when == "extra_card" else None
+    assert evs == [E.Misdeal(1, rnd, when, None, "burn")]
+    assert (shoe.state.pending, shoe.state.paused, shoe.state.unread) == (False, None, 1)
+    assert shoe.apply(I.ManualCard(parse_card("QH"))) == [
+        E.Fault(1, rnd, "input_refused", "no card is awaited: a manual card only fills the "
+                "card the round waits for after an unreadable read")]
