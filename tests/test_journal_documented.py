@@ -23,6 +23,7 @@ from shoe_controller.journal import (
     JournalError,
     JournalMismatch,
     chain_hash,
+    checked_entries,
     encode_body,
     verify_entries,
 )
@@ -229,6 +230,8 @@ def test_the_chain_errors_say_what_happened_to_the_row():
         assert message(JournalCorrupt, verify_entries, rows, where="J") == expected
     # the default place name
     assert message(JournalCorrupt, verify_entries, [entry(2, GENESIS)]) == (
+        "journal: seq 2 follows seq 0, expected seq 1 (a row was deleted or inserted)")
+    assert message(JournalCorrupt, lambda: list(checked_entries([entry(2, GENESIS)]))) == (
         "journal: seq 2 follows seq 0, expected seq 1 (a row was deleted or inserted)")
 
 
@@ -578,8 +581,10 @@ def test_reading_a_journal_moved_away_is_an_error_and_creates_nothing(path):
         with pytest.raises(sqlite3.OperationalError):
             j.of_type("note")
         assert not os.path.exists(path)
-        with pytest.raises(JournalCorrupt, match="cannot read the events"):
-            j.verify()
+        got = message(JournalCorrupt, j.verify)
+        assert re.fullmatch(re.escape(f"journal {path}: cannot read the events (") + r".+"
+                            + re.escape("); the file is damaged (see docs/journal.md, "
+                                        "recovery)"), got), got
         assert not os.path.exists(path)
     finally:
         j.close()
