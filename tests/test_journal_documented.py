@@ -228,6 +228,9 @@ def test_the_chain_errors_say_what_happened_to_the_row():
     ]
     for rows, expected in cases:
         assert message(JournalCorrupt, verify_entries, rows, where="J") == expected
+        with pytest.raises(JournalCorrupt) as info:
+            verify_entries(rows)
+        assert info.value.seq == 2  # the first bad seq, for every kind of damage
     # the default place name
     assert message(JournalCorrupt, verify_entries, [entry(2, GENESIS)]) == (
         "journal: seq 2 follows seq 0, expected seq 1 (a row was deleted or inserted)")
@@ -601,3 +604,14 @@ def test_verify_names_the_journal_file_and_the_bad_row(path):
     assert message(JournalCorrupt, Journal.open, path, readonly=True) == expected
     with Journal.open(path, readonly=True, verify=False) as j:
         assert message(JournalCorrupt, j.verify) == expected
+
+
+def test_a_wrong_events_table_is_named_even_without_a_meta_table(path):
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE events (seq INTEGER PRIMARY KEY, body TEXT)")
+    conn.commit()
+    conn.close()
+    assert message(JournalCorrupt, Journal.open, path, readonly=True) == (
+        f"journal {path}: not a shoe-controller journal (table 'events' has columns "
+        "['seq', 'body'], not ['seq', 'time', 'type', 'body', 'prev_hash', 'hash']); "
+        "refusing to read it")
