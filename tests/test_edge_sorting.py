@@ -146,3 +146,25 @@ def test_only_key_cards_of_both_orientations_with_other_ranks_absent():
     assert t.ranks_p == pytest.approx(1.0)  # no dependence at all among key ranks
     assert t.key_p is None
 
+
+
+def test_one_orientation_only_is_no_test_whatever_min_expected():
+    """All cards read one way: no test at all (and statistics 0), even with the smallest
+    expected counts allowed; the card count is still reported."""
+    for min_expected in (3.0, 1.0, 0.0):
+        t = edge_sorting_test(records({6: (9, 0), 2: (7, 0)}), min_expected=min_expected)
+        assert (t.cards, t.ranks_chi2, t.ranks_p, t.key_chi2, t.key_p) == (
+            16, 0.0, None, 0.0, None)
+    # and only key cards (no 2 x 2 table) stays without a key test at any min_expected
+    t = edge_sorting_test(records({6: (5, 5), 8: (5, 5)}), min_expected=1.0)
+    assert t.key_p is None and t.ranks_p is not None
+
+
+def test_small_expected_cells_still_count_in_the_statistic():
+    # one card down in all, and a rank with a single card: expected counts below 1
+    counts = {6: (1, 0), 2: (10, 1), 9: (6, 0)}
+    t = edge_sorting_test(records(counts))
+    assert t.cards == 18
+    assert t.ranks_chi2 == pytest.approx(pearson([list(counts[r]) for r in (2, 6, 9)]),
+                                         rel=1e-12)
+    assert t.ranks_chi2 > 0 and t.ranks_p is None  # far too few down cards for a p-value
