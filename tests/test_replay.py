@@ -197,11 +197,10 @@ def test_describe_an_event_without_a_line_of_its_own():
     from shoe_controller.game.describe import describe
 
     a = E.ShoeAnalysis(shoe=1, round=9, probabilities={}, expected_value={},
-                       house_edge={"tie": 0.1436, "banker": 0.010579, "player": 0.012351,
-                                   "player_pair": 0.1036})
-    assert describe(a) == (
-        "round 9  analysis: lowest house edge banker 1.0579%, player 1.2351%, "
-        "player_pair 10.3600%")
+                       house_edge={"tie": -0.004, "banker": 0.010579, "player": 0.012351,
+                                   "either_pair": 0.5, "player_pair": 0.1036})
+    assert describe(a) == (  # lowest first, not by name
+        "round 9  analysis: lowest house edge tie -0.4000%, banker 1.0579%, player 1.2351%")
     e = E.ShoeAnalysis(shoe=1, round=9, probabilities={}, expected_value={}, house_edge={})
     assert describe(e) == "round 9  analysis: lowest house edge "
 
@@ -217,3 +216,8 @@ def test_describe_an_event_type_it_does_not_know():
 
     assert describe(Later(shoe=3, round=4, weight=2)) == "round 4  later_thing note=x weight=2"
     assert describe(Later(shoe=3, round=None, weight=2)) == "later_thing note=x weight=2"
+
+    class Roundless(E.DomainEvent, frozen=True, tag="roundless_thing"):
+        weight: int
+
+    assert describe(Roundless(shoe=3, weight=5)) == "roundless_thing weight=5"
