@@ -615,3 +615,23 @@ def test_a_wrong_events_table_is_named_even_without_a_meta_table(path):
         f"journal {path}: not a shoe-controller journal (table 'events' has columns "
         "['seq', 'body'], not ['seq', 'time', 'type', 'body', 'prev_hash', 'hash']); "
         "refusing to read it")
+
+
+def test_create_ignores_a_valid_wal_left_by_a_crashed_create(path, tmp_path):
+    """A crash while a new journal was being built can leave ``<path>.new-wal`` holding
+    real frames; the next create must not replay them into the new journal."""
+    import shutil
+
+    other = str(tmp_path / "other.sqlite3")
+    j = Journal.open(other, table_id="OLD")
+    j.defer_checkpoints()
+    j.append([{"type": "stale", "i": i} for i in range(5)], time=T)
+    shutil.copy(other + "-wal", path + ".new-wal")  # a WAL with committed frames
+    j.close()
+    new = Journal.create(path, table_id="T1")
+    try:
+        assert (new.table_id, new.last_seq) == ("T1", 0)
+    finally:
+        new.close()
+    assert sorted(os.listdir(os.path.dirname(path))) == [
+        "j.sqlite3", "j.sqlite3.lock", "other.sqlite3", "other.sqlite3.lock"]
