@@ -588,3 +588,21 @@ def test_an_unreadable_misdealt_card_written_off_leaves_no_card_awaited(when):
     assert shoe.apply(I.ManualCard(parse_card("QH"))) == [
         E.Fault(1, rnd, "input_refused", "no card is awaited: a manual card only fills the "
                 "card the round waits for after an unreadable read")]
+
+
+def test_carried_cards_close_each_offer_once():
+    """Two carried third cards, each after an offer (P 2C 3D = 5, B 9S 5H = 4: the 2/2
+    offer; P's 4C closes it and makes the 3/2 offer; B's 5S closes that one): every
+    offer is closed exactly once, by the next card, as docs/game.md says of any card."""
+    ins = {**BUTTONS, "extra_card": "carry", "insurance": InsuranceConfig(enabled=True)}
+    _, evs = play(ins, I.NewShoe(), I.NewRound(),
+                  *cards("7S KC 9D 5D 3H 2C 9S 3D 5H 4C 5S"), I.ConfirmResult(), I.NewRound())
+    closed = [e for e in evs if isinstance(e, E.InsuranceClosed)]
+    assert closed == [E.InsuranceClosed(1, 2, (1,), "card"),
+                      E.InsuranceClosed(1, 2, (2,), "card")]
+    dealt = [e.card for e in evs if isinstance(e, E.CardDealt)]
+    kinds = [e.type for e in evs]
+    assert dealt == ["2C", "9S", "3D", "5H", "4C", "5S"]
+    first, second = (i for i, k in enumerate(kinds) if k == "insurance_closed")
+    assert evs[first + 1] == E.CardDealt(1, 2, "player", 3, "4C", None)
+    assert evs[second + 1] == E.CardDealt(1, 2, "banker", 3, "5S", None)
