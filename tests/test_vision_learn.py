@@ -157,6 +157,23 @@ def _with_sword(code: str, style: str, colour: tuple[int, int, int]) -> render.C
     return render.CardFace(img, face.mask, face.index_box)
 
 
+def _right_in_four_poses_each(reader: IndexReader, faces: dict[str, render.CardFace], *,
+                              x_step: int, y_step: int, seed_step: int,
+                              x0: float = 220.0) -> int:
+    """Read each face in four guided poses (moved, turned, scaled, both ways up); every
+    read must be that card or a rejection, never another card. Returns how many read
+    right."""
+    right = 0
+    for i, (code, face) in enumerate(faces.items()):
+        for k in range(4):
+            pose = Pose((x0 + x_step * k, 240.0 + y_step * k), k % 2 == 1, 3.0 * k - 4.0,
+                        0.9 + 0.07 * k)
+            got = _verdict(reader.read(_composed(face, pose, seed_step * i + k, GUIDED)))
+            assert got in (code, "REJECT"), (code, k, got)
+            right += got == code
+    return right
+
+
 def test_a_suit_joined_to_the_court_art_is_cut_where_the_deck_puts_its_suits() -> None:
     """Three kings whose small suit is one ink part with a sword (bellot's, paris's
     kings): the suit is cut out at the place and size this deck's other cards give it,
@@ -167,15 +184,7 @@ def test_a_suit_joined_to_the_court_art_is_cut_where_the_deck_puts_its_suits() -
              "KS": _with_sword("KS", style, (25, 25, 25)),
              "KC": _with_sword("KC", style, (40, 30, 200))}
     reader = IndexReader(learn_profile(_calibration_frames(style, faces)))
-    right = 0
-    for i, (code, face) in enumerate(faces.items()):
-        for k in range(4):
-            pose = Pose((220.0 + 40 * k, 240.0 + 6 * k), k % 2 == 1, 3.0 * k - 4.0,
-                        0.9 + 0.07 * k)
-            got = _verdict(reader.read(_composed(face, pose, 20 * i + k, GUIDED)))
-            assert got in (code, "REJECT"), (code, k, got)
-            right += got == code
-    assert right >= 9
+    assert _right_in_four_poses_each(reader, faces, x_step=40, y_step=6, seed_step=20) >= 9
 
 
 # --------------------------------------------------------------------------- frame lines
@@ -211,12 +220,5 @@ def test_a_frame_line_joined_to_the_rank_is_taken_out() -> None:
     style = "classic"
     faces = {code: _with_frame_line(code, style) for code in ("QH", "QS", "KD")}
     reader = IndexReader(learn_profile(_calibration_frames(style, faces)))
-    right = 0
-    for i, (code, face) in enumerate(faces.items()):
-        for k in range(4):
-            pose = Pose((230.0 + 30 * k, 240.0 + 8 * k), k % 2 == 1, 3.0 * k - 4.0,
-                        0.9 + 0.07 * k)
-            got = _verdict(reader.read(_composed(face, pose, 30 * i + k, GUIDED)))
-            assert got in (code, "REJECT"), (code, k, got)
-            right += got == code
-    assert right >= 9
+    assert _right_in_four_poses_each(reader, faces, x_step=30, y_step=8, seed_step=30,
+                                     x0=230.0) >= 9
