@@ -25,7 +25,9 @@ True
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import signal
 import socket
 import sys
 import threading
@@ -451,6 +453,37 @@ def best_exposure(swept: list[tuple[float, dict[str, float]]], max_clipped: floa
     return max(fine) if fine else min(v for v, _ in swept)
 
 
+@contextlib.contextmanager
+def ctrl_c_sets(stop: threading.Event) -> Iterator[threading.Event]:
+    """While inside, the first Ctrl-C (SIGINT) only sets ``stop``; a second one raises
+    KeyboardInterrupt as usual. A KeyboardInterrupt raised wherever the main thread
+    happens to be can land between a lock's acquire and its ``with`` block (inside
+    ``Condition.__enter__``): the preview server's lock then stays held and closing the
+    server hangs for ever, so the preview loop asks ``stop`` between frames instead.
+
+    >>> import os
+    >>> with ctrl_c_sets(threading.Event()) as stop:
+    ...     os.kill(os.getpid(), signal.SIGINT)
+    ...     time.sleep(0.01)
+    ...     stop.is_set()
+    True
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield stop  # signal handlers can only be set from the main thread
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield stop
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _preview(
     source: FrameSource,
     frames: int | None,
@@ -459,9 +492,14 @@ def _preview(
     seen: RoiFinder | None,
     server: PreviewServer | None,
     last: dict[str, float],
+    stop: threading.Event | None = None,
 ) -> None:
-    """The live loop: measure, annotate, serve / snapshot; ``last`` gets the last figures."""
+    """The live loop: measure, annotate, serve / snapshot; ``last`` gets the last figures.
+    It ends after the frame in hand once ``stop`` is set (Ctrl-C, :func:`ctrl_c_sets`)."""
     for n, (_t, frame) in enumerate(_limited(source, frames, args.duration)):
+        if stop is not None and stop.is_set():
+            print("stopped")  # Ctrl-C ends the preview; the settings are still saved
+            return
         if roi is not None and (
             roi[0] + roi[2] > frame.shape[1] or roi[1] + roi[3] > frame.shape[0]
         ):
@@ -544,8 +582,9 @@ def run(args: argparse.Namespace) -> int:
                     folder.mkdir(parents=True, exist_ok=True)
             seen = RoiFinder() if args.suggest_roi else None
             try:
-                _preview(source, frames, args, roi, seen, server, last)
-            except KeyboardInterrupt:
+                with ctrl_c_sets(threading.Event()) as stop:
+                    _preview(source, frames, args, roi, seen, server, last, stop)
+            except KeyboardInterrupt:  # a second Ctrl-C (a source that delivers no frame)
                 print("stopped")  # Ctrl-C ends the preview; the settings are still saved
     except CameraError as exc:
         print(f"camera: {exc}", file=sys.stderr)
