@@ -606,3 +606,21 @@ def test_carried_cards_close_each_offer_once():
     first, second = (i for i, k in enumerate(kinds) if k == "insurance_closed")
     assert evs[first + 1] == E.CardDealt(1, 2, "player", 3, "4C", None)
     assert evs[second + 1] == E.CardDealt(1, 2, "banker", 3, "5S", None)
+
+
+def test_a_card_beyond_the_decks_keeps_its_orientation():
+    """A second 2C in a one-deck shoe: the excess alert, and the card dealt as read,
+    upside down (the edge-sorting test counts orientations of every dealt card)."""
+    _, evs = play({**BUTTONS, "decks": 1}, I.NewShoe(), I.NewRound(), *cards("2C 9S"),
+                  I.CardSeen(parse_card("2C"), "down"))
+    assert evs == [E.IntegrityAlert(1, 1, "excess_card", {"card": "2C", "seen": 2, "decks": 1}),
+                   E.CardDealt(1, 1, "player", 2, "2C", "down")]
+
+
+def test_a_new_shoe_mid_round_closes_the_open_offer_as_void():
+    """NEW SHOE while a round with an open insurance offer is dealt: the offer closes with
+    the reason "void", before the round is voided (docs/game.md: a void closes offers)."""
+    ins = {**BUTTONS, "insurance": InsuranceConfig(enabled=True)}
+    _, evs = play(ins, I.NewShoe(), I.NewRound(), *cards("2C 9S 3D 5H"), I.NewShoe())
+    assert [e.type for e in evs][:3] == ["insurance_closed", "round_voided", "shoe_ended"]
+    assert evs[0] == E.InsuranceClosed(1, 1, (1,), "void")
