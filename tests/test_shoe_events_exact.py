@@ -624,3 +624,13 @@ def test_a_new_shoe_mid_round_closes_the_open_offer_as_void():
     _, evs = play(ins, I.NewShoe(), I.NewRound(), *cards("2C 9S 3D 5H"), I.NewShoe())
     assert [e.type for e in evs][:3] == ["insurance_closed", "round_voided", "shoe_ended"]
     assert evs[0] == E.InsuranceClosed(1, 1, (1,), "void")
+
+
+def test_without_a_burn_the_first_bets_open_are_round_ones():
+    """No burn: the bets listed when the shoe starts are those of round 1 (a bet offered
+    up to round 1 only, here the tie, is among them)."""
+    from shoe_controller.game.rules import BetAvailability
+
+    rules = {"burn": "none", "bet_availability": BetAvailability(tie=1)}
+    _, evs = play(rules, I.NewShoe())
+    assert evs == [E.ShoeStarted(1, 8), E.BetsOpen(1, 1, ALL)]
