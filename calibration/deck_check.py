@@ -20,6 +20,7 @@ import argparse
 import json
 import queue
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -29,7 +30,7 @@ from typing import Any
 
 import msgspec
 
-from calibration.camera import add_source_arguments, camera_config, script_items
+from calibration.camera import add_source_arguments, camera_config, ctrl_c_sets, script_items
 from shoe_controller.game.cards import ALL_CARDS
 from shoe_controller.game.inputs import CardSeen, CutCardSeen, ForeignCard, UnreadableCard
 from shoe_controller.vision.config import (
@@ -154,15 +155,22 @@ def collect(
                 t = event.rx_ns / 1e9 if event.rx_ns else time.monotonic()
                 inputs.extend(tracker.card_exit(t))
 
+    stopped = "deck-check: stopped; the report covers what was seen so far"
     try:
-        for t, frame in frames:
-            drain()
-            inputs.extend(tracker.frame(t, reader.read(frame)))
-            progress(inputs)
-            if stop(inputs):
-                break
-    except KeyboardInterrupt:
-        print("deck-check: stopped; the report covers what was seen so far", file=sys.stderr)
+        # Ctrl-C is read between frames: raised inside the exit queue's lock it would
+        # leave that lock held, and the drain below would hang (see ctrl_c_sets)
+        with ctrl_c_sets(threading.Event()) as ctrl_c:
+            for t, frame in frames:
+                if ctrl_c.is_set():
+                    print(stopped, file=sys.stderr)
+                    break
+                drain()
+                inputs.extend(tracker.frame(t, reader.read(frame)))
+                progress(inputs)
+                if stop(inputs):
+                    break
+    except KeyboardInterrupt:  # a second Ctrl-C (a source that delivers no frame)
+        print(stopped, file=sys.stderr)
     finally:
         drain(wait=0.2)  # an exit event still on its way for the last card
         inputs.extend(tracker.flush())

@@ -549,3 +549,43 @@ def test_camera_records_raw_frames_that_replay_identically(tmp_path: Path) -> No
         original = [f for _, f in src][:8]
     assert len(replayed) == 8
     assert all(np.array_equal(a, b) for a, b in zip(replayed, original, strict=True))
+
+
+def test_deck_check_collect_ends_on_ctrl_c_between_frames(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A Ctrl-C while deck-check collects ends the loop before the next frame (not a
+    KeyboardInterrupt at an arbitrary point), the tracker is still flushed, and the
+    frames after it are never read."""
+    import queue as queue_mod
+
+    from calibration.deck_check import collect
+
+    class Reader:
+        def __init__(self) -> None:
+            self.read_frames: list[int] = []
+
+        def read(self, frame: int) -> int:
+            self.read_frames.append(frame)
+            if frame == 2:
+                os.kill(os.getpid(), signal.SIGINT)
+            return frame
+
+    class Tracker:
+        flushed = False
+
+        def frame(self, t: float, read: int) -> list[object]:
+            return [read]
+
+        def card_exit(self, t: float) -> list[object]:
+            return []
+
+        def flush(self) -> list[object]:
+            self.flushed = True
+            return ["flushed"]
+
+    reader, tracker = Reader(), Tracker()
+    got = collect(((float(i), i) for i in range(10)), reader, tracker, exits=queue_mod.Queue())
+    assert reader.read_frames == [0, 1, 2]
+    assert got == [0, 1, 2, "flushed"] and tracker.flushed
+    assert "deck-check: stopped; the report covers what was seen so far" in capsys.readouterr().err
