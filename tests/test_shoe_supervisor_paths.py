@@ -17,7 +17,7 @@ from shoe_controller.game import inputs as I
 from shoe_controller.game.cards import parse_card
 from shoe_controller.game.insurance import InsuranceConfig
 from shoe_controller.game.rules import Rules
-from shoe_controller.game.shoe import Shoe, fold
+from shoe_controller.game.shoe import Shoe, decide, fold, initial_state, step
 
 #: P 7S 9D = 6 stands, B KC 5D = 5 draws 3H -> 8: Banker wins, round complete on 5 cards
 ROUND = "7S KC 9D 5D 3H"
@@ -317,3 +317,18 @@ def test_a_void_still_writes_the_unread_card_off_after_another_unreadable_one():
     assert [(e.type, getattr(e, "kind", None)) for e in evs][:2] == [
         ("misdeal", "unread_card"), ("round_voided", None)]
     assert not t.state.pending and t.state.paused is None and t.state.unread == 2
+
+
+@pytest.mark.parametrize("bad", ["QH", None, 7, I.CardSeen])
+def test_what_is_no_shoe_input_is_refused_naming_it(bad: object) -> None:
+    """A value that is no shoe input (a card code, None, a number, the input class itself)
+    is refused with one line naming it, through every entry point (decide, step,
+    Shoe.apply), and the state is unchanged; the text is written here, not read back."""
+    state = initial_state(Rules(burn="none"))
+    shoe = Shoe(Rules(burn="none"))
+    for call in (lambda: decide(state, bad), lambda: step(state, bad),
+                 lambda: shoe.apply(bad)):
+        with pytest.raises(TypeError) as info:
+            call()
+        assert str(info.value) == f"not a shoe input: {bad!r}"
+    assert shoe.state == state
