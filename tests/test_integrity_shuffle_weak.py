@@ -300,36 +300,42 @@ def test_four_riffles_a_strip_and_a_cut_of_the_previous_order_are_caught():
 
 
 def test_thread_filter_shares_a_card_among_its_identical_copies():
-    # Worked by hand from the model in the docstring: reference 2C AS KD AS 3H, two decks.
-    # The first AS is either copy: each gets half of it (nothing is guessed); each half
-    # opens fronts at its old neighbours, window (0.85, 0.15) both sides, weighted by how
-    # likely each is still in the shoe (the other AS, two away, is half dealt). KD sits
-    # next to both copies: it collects both halves.
+    # Worked by hand from the model in the docstring: reference 2C AS KD AS 3H, two decks,
+    # the first component (8 threads, window (0.5, 0.3, 0.2) forward: the fronts open at
+    # the three old positions after a dealt card). The first AS is either copy: each gets
+    # half of it (nothing is guessed); each half opens fronts after its old position,
+    # weighted by how likely each is still in the shoe (the other AS, two after the first,
+    # is half dealt; the pad after the end is no card). 3H follows both copies: it
+    # collects from both halves.
     from shoe_controller.game.shuffle_tracking import _INDEX, _Threads
 
     reference = ["2C", "AS", "KD", "AS", "3H"]
     th = _Threads([_INDEX[c] for c in reference], 2)
-    assert _Threads.PACKETS[0] == 8 and _Threads.WINDOWS[0] == (0.85, 0.15)
+    assert _Threads.PACKETS[0] == 8
+    assert _Threads.WINDOWS[0] == ("forward", (0.5, 0.3, 0.2))
     p0 = 2 / 104
     th.predict(_INDEX["AS"], p0)
     assert th.logm[0].tolist() == [0.0, 0.0, 0.0]  # no front yet: the fair prediction
     th.place(_INDEX["AS"])
-    pad = max(len(w) for w in _Threads.WINDOWS)
+    pad = max(len(w) for _, w in _Threads.WINDOWS)
     copies = [pad + 1, pad + 3]
     assert th.dealt[0, copies].tolist() == [0.5, 0.5]
-    per_copy = 0.85 + 0.85 + 0.15 * (1 - 0.5)  # 2C / KD / the other AS; the pad is no card
-    live_kd = 2 * 0.5 * 0.85 / per_copy
+    first = 0.5 + 0.3 * (1 - 0.5) + 0.2  # KD / the other AS / 3H after the first copy
+    second = 0.5  # 3H after the second copy; nothing further
+    live = {"KD": 0.5 * 0.5 / first, "3H": 0.5 * 0.2 / first + 0.5 * 0.5 / second}
     live_total = 1.0  # the card's whole mass went to fronts
     p0 = 2 / 103
-    p1 = live_kd / 8 + (1 - live_total / 8) * p0
     base = th.copy()
-    th.predict(_INDEX["KD"], p0)
-    expected = [math.log(lam * p1 / p0 + 1 - lam) for lam in _Threads.LAMS]
-    assert all(math.isclose(x, y, rel_tol=1e-12) for x, y in zip(th.logm[0], expected,
-                                                                  strict=True))
-    # a code no front holds gets less than the fair prediction
+    for code, mass in live.items():
+        t = base.copy()
+        t.predict(_INDEX[code], p0)
+        p1 = mass / 8 + (1 - live_total / 8) * p0
+        expected = [math.log(lam * p1 / p0 + 1 - lam) for lam in _Threads.LAMS]
+        assert all(math.isclose(x, y, rel_tol=1e-12) for x, y in zip(t.logm[0], expected,
+                                                                      strict=True)), code
+    # before the first AS nothing opens forward: 2C gets less than the fair prediction
     other = base.copy()
-    other.predict(_INDEX["7H"], p0)
+    other.predict(_INDEX["2C"], p0)
     assert all(x < 0 for x in other.logm[0]) and not base.logm.any()
 
 

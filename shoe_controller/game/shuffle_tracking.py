@@ -350,10 +350,11 @@ class _Threads:
     its code share it in proportion to their posterior (a front that explained it, or a
     start spread over its undealt copies): identical copies are summed over, never
     guessed. Each copy's share opens fronts at its old neighbours within the window,
-    weighted by the window and by how likely each neighbour is still in the shoe (a strip
-    runs threads backwards, a hand-collected round permutes a few neighbours: both sides,
-    a few positions deep). Every front loses ``1 / (PATIENCE a)`` of its mass per card
-    (its thread would have been chosen by now), kept lazily: ``live = scaled * g`` with
+    weighted by the window and by how likely each neighbour is still in the shoe (a few
+    positions deep, since a hand-collected round permutes a few neighbours; after it in
+    the old order, before it, or both sides: a strip runs threads backwards). Every
+    front loses ``1 / (PATIENCE a)`` of its mass per card (its thread would have been
+    chosen by now), kept lazily: ``live = scaled * g`` with
     ``g = (1 - 1 / (PATIENCE a)) ** cards``.
     """
 
@@ -362,8 +363,13 @@ class _Threads:
     #: Packets (``2**k`` for ``k`` riffles: 8, 16, 24 cover 3 to about 4.6 riffles; more
     #: packets than distinct codes cannot be followed: see docs/game.md).
     PACKETS: Final = (8, 16, 24)
-    #: Neighbour windows (weight by distance in the old order, both sides).
-    WINDOWS: Final = ((0.85, 0.15), (0.5, 0.3, 0.2), (0.4, 0.3, 0.2, 0.1))
+    #: Neighbour windows: the side(s) of a dealt card's old position where it opens
+    #: fronts (``forward``: the cards after it in the old order, ``backward``: before it,
+    #: ``both``) and the weight by distance. A symmetric window opens a junk front on
+    #: both sides of every copy that did not continue a thread; after a strip the
+    #: threads mostly run backwards, so a one-sided component carries half the junk.
+    WINDOWS: Final = (("forward", (0.5, 0.3, 0.2)), ("backward", (0.5, 0.3, 0.2)),
+                      ("both", (0.4, 0.3, 0.2, 0.1)))
     LAMS: Final = (0.3, 0.6, 0.9)
     #: A front loses ``1 / (PATIENCE * a)`` of its mass per card: a little slower than
     #: the ``1 / a`` of a thread chosen at random, which tolerates the zig-zag a strip
@@ -373,12 +379,12 @@ class _Threads:
     def __init__(self, code: list[int], decks: int) -> None:
         import numpy as np
 
-        pad = max(len(w) for w in self.WINDOWS)
+        pad = max(len(w) for _, w in self.WINDOWS)
         arr = np.array([-1] * pad + code + [-1] * pad)
         offs = np.array([*range(-pad, 0), *range(1, pad + 1)])
         comps = [(a, w) for a in self.PACKETS for w in self.WINDOWS]
-        weights = np.array([[w[abs(d) - 1] if abs(d) <= len(w) else 0.0 for d in offs]
-                            for _, w in comps])
+        weights = np.array([[w[abs(d) - 1] if abs(d) <= len(w) and _opens(side, d) else 0.0
+                             for d in offs] for _, (side, w) in comps])
         a = np.array([float(x) for x, _ in comps])
         per_code = []
         for c in range(52):
@@ -463,6 +469,11 @@ class _Threads:
             dealt[:, cp] = 1.0
         if self.n % 64 == 0:
             self.total = scaled.sum(1)
+
+
+def _opens(side: str, offset: int) -> bool:
+    """Whether a window on ``side`` opens a front ``offset`` old positions away."""
+    return side == "both" or (offset > 0) == (side == "forward")
 
 
 def _logmeanexp(values: Iterable[float]) -> float:
@@ -558,7 +569,7 @@ class ShuffleTest:
         a thread, consecutive cards that were old neighbours and the longest such clump
         (of the best-scoring tracking mode), the estimated number of riffles, and which
         component scores highest (``component``: ``tracker <mode>``, ``recent cards`` or
-        ``thread filter, <a> threads, window <w>``).
+        ``thread filter, <a> threads, window <w> <side>``).
 
         >>> import random
         >>> old = new_deck_order(8)
@@ -587,8 +598,8 @@ def _component_name(t: _Tracker | _Recent | _Threads, index: int) -> str:
         return "recent cards"
     k = index // len(_Threads.LAMS)
     a = _Threads.PACKETS[k // len(_Threads.WINDOWS)]
-    w = len(_Threads.WINDOWS[k % len(_Threads.WINDOWS)])
-    return f"thread filter, {a} threads, window {w}"
+    side, w = _Threads.WINDOWS[k % len(_Threads.WINDOWS)]
+    return f"thread filter, {a} threads, window {len(w)} {side}"
 
 
 def estimated_riffles(threads: int, cards: int) -> float | None:
