@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
+import time
+from pathlib import Path
 
 import pytest
 
@@ -272,6 +274,45 @@ def test_the_checkpointer_s_defaults_are_the_documented_ones():
     assert c.wal_limit == WAL_LIMIT == int(limit.group(1)) * 1024 * 1024
     assert int(size_limit.group(1)) * 1024 * 1024 == WAL_LIMIT
     assert (c.runs, c.truncates, c.last, c.failing) == (0, 0, None, False)
+
+
+def test_a_truncate_checkpoint_waits_for_a_reader_at_most_100_ms_then_empties_the_wal(path):
+    """docs/journal.md: a TRUNCATE checkpoint "waits for readers and writers at most
+    100 ms", and a quiet journal is "TRUNCATEd to nothing". Every other connection waits
+    10 s for a lock, so a TRUNCATE that kept that wait would stall a card for 10 s."""
+    from shoe_controller.journal import connect
+
+    doc = " ".join((Path(__file__).resolve().parents[1] / "docs" / "journal.md")
+                   .read_text(encoding="utf-8").split())
+    bound = re.search(r"TRUNCATE checkpoint \(it waits for readers and writers at most "
+                      r"(\d+) ms", doc)
+    assert bound
+    bound_s = int(bound.group(1)) / 1000
+    with Journal.open(path, table_id="T1") as j:
+        j.append([{"type": "note", "i": i} for i in range(5)], time=T)
+        reader = connect(path, readonly=True)
+        try:
+            reader.execute("BEGIN")  # a snapshot that reads the WAL: it cannot be reset
+            assert reader.execute("SELECT count(*) FROM events").fetchone() == (5,)
+            j.append([{"type": "note", "i": 5}], time=T)
+            for busy_ms, wait in ((None, bound_s), (300, 0.3)):
+                began = time.monotonic()
+                frames, copied = (j.checkpoint("TRUNCATE") if busy_ms is None
+                                  else j.checkpoint("TRUNCATE", busy_ms=busy_ms))
+                took = time.monotonic() - began
+                # SQLite's busy handler sleeps the whole wait before it gives up
+                assert wait * 0.9 <= took < wait + 3.0, (busy_ms, took)
+                assert frames > 0 and os.path.getsize(path + "-wal") > 0
+            reader.execute("COMMIT")
+        finally:
+            reader.close()
+        j.checkpoint("TRUNCATE")  # nobody reading now: the WAL is reset to nothing
+        assert os.path.getsize(path + "-wal") == 0
+        j.append([{"type": "note", "i": 6}], time=T)
+        assert os.path.getsize(path + "-wal") > 0
+        frames, copied = j.checkpoint("TRUNCATE")  # SQLite reports a reset WAL as (0, 0)
+        assert frames == copied and os.path.getsize(path + "-wal") == 0
+        assert [e.data["i"] for e in j.replay()] == list(range(7))
 
 
 def test_wal_bytes_is_the_size_of_the_wal_file_or_zero(path):
