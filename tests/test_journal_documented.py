@@ -589,8 +589,9 @@ def test_a_failing_checkpoint_is_logged_once_per_spell_and_its_end_too(tmp_path,
         assert [level for level, _ in got] == [logging.WARNING, logging.DEBUG, logging.DEBUG]
         for _, text in got:
             assert re.fullmatch(
-                re.escape(f"journal {j.path}: WAL checkpoint failed (") + r"[^)]+"
-                + re.escape("); the WAL keeps every commit, retrying every 2 s"), text), text
+                re.escape(f"journal {j.path}: WAL checkpoint failed (unable to open "
+                          "database file); the WAL keeps every commit, retrying every 2 s"),
+                text), text  # SQLite's own words for SQLITE_CANTOPEN name the failure
         caplog.clear()
         j.path = path
         c._checkpoint("PASSIVE")
@@ -600,6 +601,71 @@ def test_a_failing_checkpoint_is_logged_once_per_spell_and_its_end_too(tmp_path,
         caplog.clear()
         c._checkpoint("TRUNCATE")
         assert (c.runs, c.truncates) == (1, 1) and caplog.records == []
+        c._checkpoint("PASSIVE")
+        c._checkpoint("TRUNCATE")
+        assert (c.runs, c.truncates) == (2, 2)  # counters: every checkpoint counted
+
+
+def _wait(cond, timeout: float = 10.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.01)
+    return cond()
+
+
+def test_a_checkpoint_a_reader_cut_short_is_tried_again_without_new_appends(path):
+    """docs/journal.md: "a checkpoint that could not copy everything (a reader held the
+    WAL) is tried again at the next look, not only after the next append"."""
+    from shoe_controller.journal import Checkpointer, connect
+
+    with Journal.open(path, table_id="T1") as j:
+        j.append([{"type": "note", "i": 0}], time=T)
+        reader = connect(path, readonly=True)
+        try:
+            reader.execute("BEGIN")
+            reader.execute("SELECT count(*) FROM events").fetchone()
+            j.append([{"type": "note", "i": i} for i in range(1, 20)], time=T)  # past it
+            c = Checkpointer(j, idle=0.01, every=0.01, truncate_idle=1000).start()
+            try:
+                assert c.wait_runs(1, timeout=10)
+                frames, copied = c.last
+                assert copied < frames  # the frames after the reader's snapshot stay
+            finally:
+                reader.execute("COMMIT")
+            # tried again at every look (no new append): the whole WAL once it is free
+            assert _wait(lambda: c.last[0] == c.last[1], timeout=5), c.last
+            assert c.runs >= 2 and c.truncates == 0
+        finally:
+            reader.close()
+            c.stop()
+
+
+def test_an_over_limit_wal_a_reader_holds_costs_one_truncate_wait_per_burst(path):
+    """docs/journal.md: a WAL past the limit gets a TRUNCATE that "waits for readers and
+    writers at most 100 ms"; while a reader holds the WAL that wait is paid once, not at
+    every look of the checkpointer (each one would stall the next card 100 ms)."""
+    from shoe_controller.journal import Checkpointer, connect
+
+    with Journal.open(path, table_id="T1") as j:
+        j.append([{"type": "note", "i": 0}], time=T)
+        reader = connect(path, readonly=True)
+        c = Checkpointer(j, idle=0.01, every=0.01, truncate_idle=1000, wal_limit=2)
+        try:
+            reader.execute("BEGIN")
+            reader.execute("SELECT count(*) FROM events").fetchone()
+            j.append([{"type": "note", "i": 1}], time=T)
+            c.start()
+            assert _wait(lambda: c.truncates >= 1)
+            time.sleep(0.6)  # a dozen looks at least, the reader still there
+            assert (c.runs, c.truncates) == (1, 1)
+            reader.execute("COMMIT")
+            j.append([{"type": "note", "i": 2}], time=T)  # the next burst: once more
+            assert _wait(lambda: c.truncates >= 2) and c.runs == 2
+        finally:
+            reader.close()
+            c.stop()
 
 
 def test_a_value_that_is_no_event_is_refused_in_one_line(path):
