@@ -365,3 +365,27 @@ def test_thread_filter_is_a_fair_bet_card_by_card():
             t.predict(c, (DECKS - count[c]) / rest)
             total += (DECKS - count[c]) / rest * np.exp(t.logm - before)
     assert np.allclose(total, 1.0, rtol=1e-9)
+
+
+def test_thread_filter_windows_follow_the_threads_direction():
+    # 16 threads read in old order, and the same deck read back to front (a strip of one
+    # packet): the forward windows explain the first, the backward windows the second
+    import numpy as np
+
+    from shoe_controller.game.shuffle_tracking import _INDEX, _Threads
+
+    old = shoe_cards(25)
+    riffled = a_shuffle(old, 16, random.Random(26))
+    sides = [side for side, _ in _Threads.WINDOWS]
+    fwd, bwd = sides.index("forward"), sides.index("backward")
+    for seen, winner, loser in ((riffled, fwd, bwd), (riffled[::-1], bwd, fwd)):
+        th = _Threads([_INDEX[c] for c in old[:400]], DECKS)
+        count = [0] * 52
+        for i, code in enumerate(seen[:120]):
+            c = _INDEX[code]
+            th.predict(c, (DECKS - count[c]) / (416 - i))
+            th.place(c)
+            count[c] += 1
+        best = th.logm.max(1).reshape(len(_Threads.PACKETS), len(sides))
+        assert np.all(best[:, winner] > best[:, loser] + 3), best
+        assert best[:, winner].max() > 10
