@@ -301,38 +301,43 @@ def test_four_riffles_a_strip_and_a_cut_of_the_previous_order_are_caught():
 
 def test_thread_filter_shares_a_card_among_its_identical_copies():
     # Worked by hand from the model in the docstring: reference 2C AS KD AS 3H, two decks,
-    # the first component (8 threads, window (0.5, 0.3, 0.2) forward: the fronts open at
-    # the three old positions after a dealt card). The first AS is either copy: each gets
-    # half of it (nothing is guessed); each half opens fronts after its old position,
-    # weighted by how likely each is still in the shoe (the other AS, two after the first,
-    # is half dealt; the pad after the end is no card). 3H follows both copies: it
-    # collects from both halves.
+    # 16 threads, two forward windows: (1.0,) (the fronts open at the next old position)
+    # and (0.5, 0.4, 0.1) (the three next). The first AS is either copy: each gets half of
+    # it (nothing is guessed); each half opens fronts after its old position, weighted by
+    # how likely each is still in the shoe (the other AS, two after the first, is half
+    # dealt; the pad after the end is no card). With the wide window 3H follows both
+    # copies: it collects from both halves.
     from shoe_controller.game.shuffle_tracking import _INDEX, _Threads
 
     reference = ["2C", "AS", "KD", "AS", "3H"]
     th = _Threads([_INDEX[c] for c in reference], 2)
-    assert _Threads.PACKETS[0] == 8
-    assert _Threads.WINDOWS[0] == ("forward", (0.5, 0.3, 0.2))
+    assert _Threads.PACKETS[0] == 16
+    assert _Threads.WINDOWS[0] == ("forward", (1.0,))
+    assert _Threads.WINDOWS[2] == ("forward", (0.5, 0.4, 0.1))
     p0 = 2 / 104
     th.predict(_INDEX["AS"], p0)
-    assert th.logm[0].tolist() == [0.0, 0.0, 0.0]  # no front yet: the fair prediction
+    assert not th.logm.any()  # no front yet: the fair prediction, every component
     th.place(_INDEX["AS"])
     pad = max(len(w) for _, w in _Threads.WINDOWS)
     copies = [pad + 1, pad + 3]
     assert th.dealt[0, copies].tolist() == [0.5, 0.5]
-    first = 0.5 + 0.3 * (1 - 0.5) + 0.2  # KD / the other AS / 3H after the first copy
+    first = 0.5 + 0.4 * (1 - 0.5) + 0.1  # wide window: KD / the other AS / 3H after copy 1
     second = 0.5  # 3H after the second copy; nothing further
-    live = {"KD": 0.5 * 0.5 / first, "3H": 0.5 * 0.2 / first + 0.5 * 0.5 / second}
+    live = {  # component -> code -> live mass of its fronts
+        0: {"KD": 0.5, "3H": 0.5},
+        2: {"KD": 0.5 * 0.5 / first, "3H": 0.5 * 0.1 / first + 0.5 * 0.5 / second},
+    }
     live_total = 1.0  # the card's whole mass went to fronts
     p0 = 2 / 103
     base = th.copy()
-    for code, mass in live.items():
-        t = base.copy()
-        t.predict(_INDEX[code], p0)
-        p1 = mass / 8 + (1 - live_total / 8) * p0
-        expected = [math.log(lam * p1 / p0 + 1 - lam) for lam in _Threads.LAMS]
-        assert all(math.isclose(x, y, rel_tol=1e-12) for x, y in zip(t.logm[0], expected,
-                                                                      strict=True)), code
+    for k, masses in live.items():
+        for code, mass in masses.items():
+            t = base.copy()
+            t.predict(_INDEX[code], p0)
+            p1 = mass / 16 + (1 - live_total / 16) * p0
+            expected = [math.log(lam * p1 / p0 + 1 - lam) for lam in _Threads.LAMS]
+            assert all(math.isclose(x, y, rel_tol=1e-12)
+                       for x, y in zip(t.logm[k], expected, strict=True)), (k, code)
     # before the first AS nothing opens forward: 2C gets less than the fair prediction
     other = base.copy()
     other.predict(_INDEX["2C"], p0)
@@ -376,8 +381,9 @@ def test_thread_filter_windows_follow_the_threads_direction():
 
     old = shoe_cards(25)
     riffled = a_shuffle(old, 16, random.Random(26))
-    sides = [side for side, _ in _Threads.WINDOWS]
-    fwd, bwd = sides.index("forward"), sides.index("backward")
+    windows = list(_Threads.WINDOWS)
+    fwd = [i for i, (side, _) in enumerate(windows) if side == "forward"]
+    bwd = [windows.index(("backward", windows[i][1])) for i in fwd]  # same weights
     for seen, winner, loser in ((riffled, fwd, bwd), (riffled[::-1], bwd, fwd)):
         th = _Threads([_INDEX[c] for c in old[:400]], DECKS)
         count = [0] * 52
@@ -386,6 +392,6 @@ def test_thread_filter_windows_follow_the_threads_direction():
             th.predict(c, (DECKS - count[c]) / (416 - i))
             th.place(c)
             count[c] += 1
-        best = th.logm.max(1).reshape(len(_Threads.PACKETS), len(sides))
+        best = th.logm.max(1).reshape(len(_Threads.PACKETS), len(windows))
         assert np.all(best[:, winner] > best[:, loser] + 3), best
         assert best[:, winner].max() > 10
