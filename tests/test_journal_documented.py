@@ -642,6 +642,21 @@ def test_a_checkpoint_a_reader_cut_short_is_tried_again_without_new_appends(path
             c.stop()
 
 
+def test_the_checkpointer_looks_every_50_ms_whatever_its_idle_and_every(path):
+    """docs/journal.md: "the Checkpointer looks every 50 ms". With a long idle and every,
+    only a burst's max_wait forces a checkpoint: 0.2 s after the append, plus one look,
+    never a look of a second or more later."""
+    from shoe_controller.journal import Checkpointer
+
+    with Journal.open(path, table_id="T1") as j:
+        j.append([{"type": "note"}], time=T)
+        c = Checkpointer(j, idle=30.0, every=30.0, max_wait=0.2, truncate_idle=1000)
+        began = time.monotonic()
+        with c:
+            assert c.wait_runs(1, timeout=1.5), "no look within 1.5 s"
+        assert 0.2 <= time.monotonic() - began < 1.5
+
+
 def test_an_over_limit_wal_a_reader_holds_costs_one_truncate_wait_per_burst(path):
     """docs/journal.md: a WAL past the limit gets a TRUNCATE that "waits for readers and
     writers at most 100 ms"; while a reader holds the WAL that wait is paid once, not at
