@@ -57,6 +57,7 @@ HANDS = [
     (["QS", "QD"], ["9C", "9H"]),              # both pairs: 0 v 8, banker natural
     (["7S", "KC"], ["5H", "2D"]),              # no pair: 7 v 7 tie
     (["9H", "KD"], ["2C", "3C"]),              # player natural 9 v 5
+    (["3S", "5D"], ["KH", "4C"]),              # player natural 8 v 4
 ]
 
 
@@ -81,8 +82,8 @@ def test_the_bead_plate_and_statistics_carry_each_round_s_pairs_and_natural() ->
     stats = payload["statistics"]
     assert stats["player_pair"] == sum(pair(p) for p, _ in HANDS) == 2
     assert stats["banker_pair"] == sum(pair(b) for _, b in HANDS) == 2
-    assert stats["natural"] == sum(natural(p) or natural(b) for p, b in HANDS) == 3
-    assert stats["player_natural"] == sum(natural(p) for p, _ in HANDS) == 1
+    assert stats["natural"] == sum(natural(p) or natural(b) for p, b in HANDS) == 4
+    assert stats["player_natural"] == sum(natural(p) for p, _ in HANDS) == 2
     assert stats["banker_natural"] == sum(natural(b) for _, b in HANDS) == 2
 
 
@@ -160,3 +161,118 @@ def test_a_fresh_fold_is_the_empty_state_and_a_non_event_is_named() -> None:
     with pytest.raises(TypeError) as info:
         project(DisplayState(), 42)
     assert str(info.value) == "not a domain event: 42"
+
+
+def results_only(rnd: int, player: list[str], banker: list[str]) -> dict[str, Any]:
+    """A round's round_result alone: a stream released without the card events."""
+    return round_events(rnd, player, banker, confirm=False)[-1]
+
+
+def test_results_released_without_their_cards_are_shown_and_counted() -> None:
+    """Every round_result carries the round's cards; a display that never saw them one by
+    one (or saw another round's) shows them from the result, counts each card once, keeps
+    an unconfirmed earlier result in the roads once, and takes no more bets."""
+    p1, b1 = ["9H", "KD"], ["2C", "3C"]
+    p2, b2 = ["AS", "2H", "3C"], ["4D", "KC"]  # 6 v 4: three cards against two
+    s = fold([*SHOE, *round_events(1, p1, b1, confirm=False)])
+    assert s.cards_out == 4
+    s = project(s, {"type": "bets_open", "shoe": 1, "round": 2, "bets": ["player"]})
+    s = project(s, results_only(2, p2, b2))
+    p = to_payload(s)
+    assert (p["round"], p["cards_round"], p["phase"]) == (2, 2, "result")
+    assert p["player"] == {"cards": p2, "score": total(p2)}
+    assert p["banker"] == {"cards": b2, "score": total(b2)}
+    assert p["result"]["round"] == 2 and p["result"]["winner"] == "player"
+    assert p["bets_open"] is False and p["bets_round"] is None and p["bets"] == []
+    assert p["shoe_progress"]["cards_dealt"] == 4 + 5  # round 2's five cards, once
+    assert [c["outcome"] for c in p["roads"]["bead_plate"]] == ["player"]  # round 1 kept
+    s = project(s, results_only(2, p2, b2))  # re-sent: shown already, nothing twice
+    s = project(s, {"type": "result_confirmed", "shoe": 1, "round": 2})
+    p = to_payload(s)
+    assert [c["outcome"] for c in p["roads"]["bead_plate"]] == ["player", "player"]
+    assert p["statistics"]["rounds"] == 2 and p["shoe_progress"]["cards_dealt"] == 9
+    s = project(s, results_only(3, ["5S", "3D"], ["KH", "4C"]))  # 8 v 4, player natural
+    assert s.result is not None and s.result.player_natural and not s.result.banker_natural
+    assert s.cards_out == 13 and len(s.results) == 2
+
+
+def test_an_unconfirmed_result_is_re_sent_and_counted_once() -> None:
+    s = fold([*SHOE, results_only(1, ["9H", "KD"], ["2C", "3C"]),
+              results_only(1, ["9H", "KD"], ["2C", "3C"]),
+              {"type": "result_confirmed", "shoe": 1, "round": 1}])
+    assert s.statistics.rounds == 1 and len(s.results) == 1 and s.cards_out == 4
+
+
+def test_a_confirmation_with_no_result_shown_changes_nothing() -> None:
+    s = fold([*SHOE, *round_events(1, ["9H", "KD"], ["2C", "3C"], confirm=False),
+              {"type": "round_voided", "shoe": 1, "round": 2, "reason": "supervisor"}])
+    assert s.result is None and len(s.results) == 1  # round 1 kept, then round 2 voided
+    assert project(s, {"type": "result_confirmed", "shoe": 1, "round": 2}) == s
+    # a confirmation of another round than the one shown commits nothing
+    t = fold([*SHOE, results_only(3, ["9H", "KD"], ["2C", "3C"])])
+    assert project(t, {"type": "result_confirmed", "shoe": 1, "round": 2}) == t
+
+
+def test_a_void_clears_the_round_and_keeps_an_earlier_result_once() -> None:
+    """docs/display.md: a voided round never reaches the roads; the table shows the void
+    notice, no cards, no prompt, and a pause the void ended is over."""
+    s = fold([*SHOE, results_only(1, ["9H", "KD"], ["2C", "3C"]),
+              {"type": "round_voided", "shoe": 1, "round": 2, "reason": "supervisor"}])
+    p = to_payload(s)
+    assert (p["round"], p["cards_round"], p["phase"]) == (2, 2, "voided")
+    assert [c["outcome"] for c in p["roads"]["bead_plate"]] == ["player"]
+    s = fold([*SHOE, *round_events(1, ["AS", "7H"], ["3C", "KC"])[:5],
+              {"type": "draw_prompt", "shoe": 1, "round": 1, "prompt": "player_draws"},
+              {"type": "round_paused", "shoe": 1, "round": 1, "reason": "link_down"},
+              {"type": "round_voided", "shoe": 1, "round": 1, "reason": "supervisor"}])
+    p = to_payload(s)
+    assert (p["round"], p["cards_round"], p["phase"], p["prompt"]) == (1, 1, "voided", None)
+    assert p["paused"] is False and s.pause_reason is None
+    assert p["player"]["cards"] == [] and p["banker"]["cards"] == [] and s.results == ()
+    assert p["notice"] == "Round 1 void: all bets refunded"
+
+
+def test_a_pause_reason_is_the_latest_pause_s_own() -> None:
+    """docs/display.md: pause_reason is the round_paused reason while paused, else null:
+    never a reason left over from an earlier pause, never shown once resumed."""
+    s = fold([*SHOE, {"type": "round_started", "shoe": 1, "round": 1},
+              {"type": "round_paused", "shoe": 1, "round": 1, "reason": "link_down"},
+              {"type": "round_resumed", "shoe": 1, "round": 1}])
+    assert s.pause_reason is None and to_payload(s)["pause_reason"] is None
+    s = project(s, {"type": "round_paused", "shoe": 1, "round": 1, "reason": ""})
+    p = to_payload(s)
+    assert (p["paused"], p["pause_reason"]) == (True, None)
+    assert to_payload(DisplayState(pause_reason="link_down"))["pause_reason"] is None
+
+
+def test_the_end_of_the_shoe_closes_bets_pause_and_prompt() -> None:
+    s = fold([*SHOE, *round_events(1, ["AS", "7H"], ["3C", "KC"])[:5],
+              {"type": "draw_prompt", "shoe": 1, "round": 1, "prompt": "player_draws"},
+              {"type": "bets_open", "shoe": 1, "round": 2, "bets": ["player"]},
+              {"type": "round_paused", "shoe": 1, "round": 1, "reason": "link_down"},
+              {"type": "shoe_ended", "shoe": 1, "rounds": 1, "reason": "cut_card"}])
+    p = to_payload(s)
+    assert p["phase"] == "shoe_ended" and p["prompt"] is None
+    assert p["bets_open"] is False and p["bets_round"] is None and p["bets"] == []
+    assert p["paused"] is False and p["pause_reason"] is None and s.pause_reason is None
+
+
+def test_bets_close_with_a_card_even_if_their_opening_came_late() -> None:
+    """docs/display.md: a round that has started takes no more bets; a card shows it has."""
+    s = fold([*SHOE, {"type": "round_started", "shoe": 1, "round": 1},
+              {"type": "bets_open", "shoe": 1, "round": 1, "bets": ["player"]}])
+    assert to_payload(s)["bets_round"] == 1
+    s = project(s, {"type": "card_dealt", "shoe": 1, "round": 1, "hand": "player",
+                    "position": 1, "card": "4S"})
+    p = to_payload(s)
+    assert p["bets_open"] is False and p["bets_round"] is None and p["bets"] == []
+
+
+def test_odd_events_never_hide_a_card_or_show_junk() -> None:
+    """A card event without a position is added (never put over the first card); a
+    misdeal without kind or policy shows empty strings, not made-up words."""
+    s = fold([*SHOE, *round_events(1, ["AS", "7H"], ["3C", "KC"])[:3],
+              {"type": "card_dealt", "shoe": 1, "round": 1, "hand": "player", "card": "2D"}])
+    assert s.player_cards == ("AS", "2D") and s.banker_cards == ("3C",)
+    s = project(s, {"type": "misdeal", "shoe": 1, "round": 1, "card": None})
+    assert to_payload(s)["misdeal"] == {"round": 1, "kind": "", "policy": ""}
