@@ -29,16 +29,23 @@ import argparse
 import json
 import os
 import re
-import resource
 import shutil
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build" / "mutation"
 EQUIVALENT = ROOT / "mutation" / "equivalent.txt"
+#: which tests killed which function's mutants: the committed hints (``--save-killers``)
+#: and those of the runs in this checkout (newer, so they win): the plugin runs those
+#: tests first; an order hint only, no result depends on it
+KILLERS = ROOT / "mutation" / "killers.json"
+BUILD_KILLERS = BUILD / "killers.json"
+_killers_lock = threading.Lock()
 
 GAME_TESTS = ["tests/test_game_shoe.py", "tests/test_shoe_supervisor_paths.py",
               "tests/test_shoe_state_reference.py", "tests/test_shoe_events_exact.py",
@@ -130,18 +137,70 @@ MUTATION_ENV = {"HYPOTHESIS_PROFILE": "mutation", "WHOLE_SHOE_EXAMPLES": "30",
 _RESULT = re.compile(r"^\s*(\S+__mutmut_\d+):\s*(.+?)\s*$")
 
 
-def load_equivalent() -> dict[str, str]:
+#: the order a whole campaign starts the modules in: the longest first (rough CPU seconds
+#: of a run, from docs/testing.md's figures), so the modules finishing last are short
+COST_HINT = {"shoe": 3000, "journal": 1500, "passes": 500, "round": 400, "protocol": 300,
+             "settlement": 250, "edge_sorting": 200, "display_state": 200, "roads": 200,
+             "protection": 200, "shuffle_tracking": 200, "shuffle_integrity": 150,
+             "odds": 150, "insurance_odds": 150, "framing": 150, "describe": 100,
+             "replay_text": 100, "insurance": 100, "cards": 80}
+
+
+class LoadWatch:
+    """The machine's load while a campaign runs: the 1-minute load average sampled every
+    10 s, and the CPU the whole machine used (``/proc/stat``), so a wall time can be read
+    against what else ran."""
+
+    def __init__(self, every: float = 10.0) -> None:
+        self._samples: list[float] = []
+        self._stop = threading.Event()
+        self._t0, self._busy0 = time.monotonic(), self._busy()
+        self._thread = threading.Thread(target=self._watch, args=(every,), daemon=True)
+        self._thread.start()
+
+    @staticmethod
+    def _busy() -> float | None:
+        try:
+            fields = Path("/proc/stat").read_text().split("\n")[0].split()[1:]
+        except OSError:
+            return None
+        ticks = [int(x) for x in fields]
+        idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)
+        return (sum(ticks[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+    def _watch(self, every: float) -> None:
+        while True:
+            self._samples.append(os.getloadavg()[0])
+            if self._stop.wait(every):
+                return
+
+    def stop(self) -> str:
+        """A line: load average min / median / max, and the machine's CPU seconds."""
+        self._stop.set()
+        self._thread.join()
+        wall = time.monotonic() - self._t0
+        busy = self._busy()
+        xs = sorted(self._samples) or [0.0]
+        machine = ""
+        if busy is not None and self._busy0 is not None:
+            machine = (f"; the whole machine used {busy - self._busy0:.0f} CPU s of "
+                       f"{wall * (os.cpu_count() or 1):.0f} in that time")
+        return (f"load average during the run: min {xs[0]:.1f}, median "
+                f"{xs[len(xs) // 2]:.1f}, max {xs[-1]:.1f} over {wall:.0f} s{machine}")
+
+
+def load_equivalent(path: Path = EQUIVALENT) -> dict[str, str]:
     """``mutation/equivalent.txt``: mutant name -> the reason it is equivalent."""
     out: dict[str, str] = {}
-    if not EQUIVALENT.exists():
+    if not path.exists():
         return out
-    for line in EQUIVALENT.read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8").splitlines():
         line = line.strip()
         if not line or line.startswith("#"):
             continue
         name, _, reason = line.partition(" ")
         if not reason.strip():
-            raise SystemExit(f"{EQUIVALENT}: {name}: no reason given")
+            raise SystemExit(f"{path}: {name}: no reason given")
         out[name] = reason.strip()
     return out
 
@@ -209,7 +268,7 @@ def results(workdir: Path, env: dict[str, str]) -> dict[str, str]:
 
 def run_module(name: str, nice: int, max_children: int, only: list[str] | None = None,
                report_only: bool = False, workdir_name: str | None = None,
-               fresh: bool = False) -> dict[str, object]:
+               fresh: bool = False, profile: bool = False) -> dict[str, object]:
     target, tests = MODULES[name]
     workdir = BUILD / (workdir_name or name)
     if not report_only:
@@ -222,22 +281,29 @@ def run_module(name: str, nice: int, max_children: int, only: list[str] | None =
     env.update(MUTATION_ENV)
     if fresh:
         env["MUTATION_FRESH"] = "1"
+    # every mutant run's CPU and failing test (the profile, and the killer hints)
+    env["MUTATION_PROFILE"] = "1"
+    env["MUTATION_KILLERS"] = os.pathsep.join(str(k) for k in (KILLERS, BUILD_KILLERS))
+    if not report_only:
+        (workdir / "mutants" / "mutation-profile.jsonl").unlink(missing_ok=True)
     started = time.monotonic()
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     cmd = ["nice", "-n", str(nice), sys.executable, "-m", "mutmut", "run",
            "--max-children", str(max_children), *(only or [])]
     log = workdir / "mutmut-run.log"
-    returncode = 0
+    returncode, cpu = 0, 0.0
     if not report_only:
         with log.open("w") as f:
-            returncode = subprocess.run(cmd, cwd=workdir, env=env, stdout=f,
-                                        stderr=subprocess.STDOUT, check=False).returncode
+            proc = subprocess.Popen(cmd, cwd=workdir, env=env, stdout=f,
+                                    stderr=subprocess.STDOUT)
+            # the CPU time of mutmut and every process under it (its fork server and
+            # workers are reaped by their parents, so their user+sys time is folded into
+            # this child's): this child's alone, so modules run side by side (--jobs)
+            # each get their own figure; unlike the wall time it does not grow with a
+            # shared machine's load
+            _pid, status, usage = os.wait4(proc.pid, 0)
+            returncode = proc.returncode = os.waitstatus_to_exitcode(status)
+            cpu = usage.ru_utime + usage.ru_stime
     elapsed = time.monotonic() - started
-    # CPU time of mutmut and every process under it (its fork server and workers are
-    # reaped by their parents, so their user+sys time is folded into mutmut's children
-    # figure): unlike the wall time it does not grow with a shared machine's load
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     times = workdir / "mutation-times.json"
     if report_only:  # the times of the run that made these results
         saved = json.loads(times.read_text()) if times.exists() else {}
@@ -246,6 +312,8 @@ def run_module(name: str, nice: int, max_children: int, only: list[str] | None =
         times.write_text(json.dumps({"wall_seconds": elapsed, "cpu_seconds": cpu,
                                      "command": cmd}) + "\n")
     status = results(workdir, env)
+    if not report_only:
+        _record_killers(workdir)
     if returncode != 0 and not status:
         tail = log.read_text(errors="replace").splitlines()[-20:]
         raise SystemExit(f"mutmut failed on {name} (see {log}):\n" + "\n".join(tail))
@@ -274,6 +342,70 @@ def run_module(name: str, nice: int, max_children: int, only: list[str] | None =
             "survived": len(survivors), "equivalent": len(listed), "other": other,
             "unlisted": unlisted, "score": score, "seconds": elapsed, "cpu_seconds": cpu,
             "timeouts": timeouts, "unchecked": unchecked, "import_errors": len(import_errors)}
+
+
+def profile_summary(workdir: Path, cpu_seconds: float) -> str:
+    """Where a module's CPU went, from the plugin's ``mutation-profile.jsonl``: the mutant
+    runs' pytest start, collection and tests, and the rest (mutant generation, stats,
+    clean and forced-fail runs, the fork server's warm-up)."""
+    path = workdir / "mutants" / "mutation-profile.jsonl"
+    if not path.exists():
+        return "    profile: none recorded"
+    runs = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    start = sum(r["start"] for r in runs)
+    collect = sum(r["collected"] - r["start"] for r in runs)
+    tests = sum(r["end"] - r["collected"] for r in runs)
+    n = len(runs) or 1
+    killed = [r for r in runs if r["failed"]]
+    spared = [r for r in runs if not r["failed"]]
+
+    def per(rs: list[dict[str, object]]) -> float:
+        return sum(r["end"] for r in rs) / len(rs) if rs else 0.0  # type: ignore[misc]
+
+    return (f"    profile: {len(runs)} mutant runs, {start + collect + tests:.0f} CPU s "
+            f"(pytest start {start / n:.2f} s, collection {collect / n:.2f} s, tests "
+            f"{tests / n:.2f} s a mutant; killed {per(killed):.2f} s, not killed "
+            f"{per(spared):.2f} s); outside them {cpu_seconds - start - collect - tests:.0f}"
+            " CPU s (stats, clean run, warm-up)")
+
+
+def killers_of(profile: Path) -> dict[str, dict[str, int]]:
+    """function -> {test: mutants of it the test killed}, from a run's profile.
+
+    >>> import tempfile
+    >>> f = Path(tempfile.mkdtemp()) / "p.jsonl"
+    >>> _ = f.write_text('{"mutant": "m.x_f__mutmut_1", "failed": true, "last": "t::a"}\\n'
+    ...                  '{"mutant": "m.x_f__mutmut_2", "failed": true, "last": "t::a"}\\n'
+    ...                  '{"mutant": "m.x_f__mutmut_3", "failed": false, "last": "t::b"}\\n')
+    >>> killers_of(f)
+    {'m.x_f': {'t::a': 2}}
+    """
+    out: dict[str, dict[str, int]] = {}
+    if not profile.exists():
+        return out
+    for line in profile.read_text(encoding="utf-8").splitlines():
+        r = json.loads(line) if line.strip() else {}
+        if r.get("failed") and r.get("last"):
+            tests = out.setdefault(r["mutant"].partition("__mutmut_")[0], {})
+            tests[r["last"]] = tests.get(r["last"], 0) + 1
+    return out
+
+
+def _record_killers(workdir: Path) -> None:
+    """Merge this run's killers into ``build/mutation/killers.json`` (a function's entry
+    is replaced by this run's: its tests may have changed)."""
+    found = killers_of(workdir / "mutants" / "mutation-profile.jsonl")
+    if not found:
+        return
+    with _killers_lock:
+        try:
+            known = json.loads(BUILD_KILLERS.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            known = {}
+        known.update(found)
+        BUILD_KILLERS.parent.mkdir(parents=True, exist_ok=True)
+        BUILD_KILLERS.write_text(json.dumps(known, indent=0, sort_keys=True) + "\n",
+                                 encoding="utf-8")
 
 
 def totals(rows: list[dict[str, object]]) -> dict[str, object]:
@@ -312,6 +444,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-children", type=int, default=os.cpu_count() or 1,
                     help="parallel test processes (default: one per core; they run under "
                          "nice, so a shared machine's other work goes first)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                    help="modules run side by side (default: one per core; the longest "
+                         "first): their stats and clean runs use one core each")
     ap.add_argument("--json", type=Path, help="also write the figures to this file")
     ap.add_argument("--only", action="append",
                     help="run only the mutants matching this name pattern (a quick check)")
@@ -323,9 +458,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fresh", action="store_true",
                     help="import the project afresh in every worker for every module "
                          "(slower; no state inherited from mutmut's clean run at all)")
+    ap.add_argument("--profile", action="store_true",
+                    help="record each mutant run's CPU (pytest start, collection, tests) and "
+                         "print where the module's CPU went")
+    ap.add_argument("--save-killers", action="store_true",
+                    help="run nothing: write the killer hints of this checkout's runs "
+                         "(build/mutation/killers.json) into mutation/killers.json")
     ap.add_argument("--report", action="store_true",
                     help="run nothing: report the results already in build/mutation/<module>")
     args = ap.parse_args(argv)
+    if args.save_killers:
+        known = json.loads(KILLERS.read_text(encoding="utf-8")) if KILLERS.exists() else {}
+        known.update(json.loads(BUILD_KILLERS.read_text(encoding="utf-8")))
+        KILLERS.write_text(json.dumps(known, indent=0, sort_keys=True) + "\n",
+                           encoding="utf-8")
+        print(f"{KILLERS}: {len(known)} functions")
+        return 0
     if args.list:
         for name, (target, tests) in MODULES.items():
             print(f"{name:11} {target}\n            {' '.join(tests)}")
@@ -334,31 +482,57 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [n for n in names if n not in MODULES]
     if unknown:
         ap.error(f"unknown module(s) {unknown}: choose from {', '.join(MODULES)}")
-    rows = []
-    print(f"{'module':16}{'mutants':>8}{'killed':>8}{'(hang)':>7}{'survived':>9}"
-          f"{'equiv.':>7}{'other':>6}{'score':>8}{'CPU s':>8}{'wall s':>8}{'unrun':>7}",
-          flush=True)
-    for name in names:
-        only = list(args.only or [])
-        if args.only_file:
-            only += [x.strip() for x in args.only_file.read_text().split() if x.strip()]
+    if args.workdir_name and len(names) > 1:
+        ap.error("--as names one work directory: give one module with it")
+    only = list(args.only or [])
+    if args.only_file:
+        only += [x.strip() for x in args.only_file.read_text().split() if x.strip()]
+    header = (f"{'module':16}{'mutants':>8}{'killed':>8}{'(hang)':>7}{'survived':>9}"
+              f"{'equiv.':>7}{'other':>6}{'score':>8}{'CPU s':>8}{'wall s':>8}{'unrun':>7}")
+    print(header, flush=True)
+    printing = threading.Lock()
+    load = LoadWatch()
+
+    def one(name: str) -> dict[str, object]:
         r = run_module(name, args.nice, args.max_children, only or None, args.report,
-                       args.workdir_name, args.fresh)
-        rows.append(r)
-        print(_row(name, r), flush=True)
-        for m in r["unlisted"]:
-            print(f"    survived: {m}  (mutmut show {m}, in "
-                  f"build/mutation/{args.workdir_name or name})")
-        for m, s in r["other"].items():
-            print(f"    {s}: {m}")
+                       args.workdir_name, args.fresh, args.profile)
+        with printing:  # each module's line as soon as it is done
+            print(_row(name, r), flush=True)
+            if args.profile:
+                print(profile_summary(BUILD / (args.workdir_name or name),
+                                      r["cpu_seconds"]), flush=True)
+            for m in r["unlisted"]:
+                print(f"    survived: {m}  (mutmut show {m}, in "
+                      f"build/mutation/{args.workdir_name or name})", flush=True)
+            for m, st in r["other"].items():
+                print(f"    {st}: {m}", flush=True)
+        return r
+
+    started = time.monotonic()
+    jobs = 1 if args.report else max(1, args.jobs)
+    # the longest modules first, so the last ones to finish are short
+    order = sorted(names, key=lambda n: -COST_HINT.get(n, 0))
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        done = dict(zip(order, pool.map(one, order), strict=True))
+    wall = time.monotonic() - started
+    watched = load.stop()
+    rows = [done[n] for n in names]
     if len(rows) > 1:
         total = totals(rows)
         cores = os.cpu_count() or 1
+        if not args.report:
+            total["seconds"] = wall  # the campaign's wall time, modules side by side
+        print(f"\n{header}", flush=True)
+        for r in rows:
+            print(_row(str(r["module"]), r), flush=True)
         print(_row("total", total), flush=True)
         print(f"CPU {total['cpu_seconds']:.0f} s over all modules: about "
               f"{total['cpu_seconds'] / cores:.0f} s of wall time on an idle "
-              f"{cores}-core machine; wall {total['seconds']:.0f} s here",
+              f"{cores}-core machine; wall {total['seconds']:.0f} s here "
+              f"({jobs} modules at a time, {args.max_children} workers each)",
               flush=True)
+    if not args.report:
+        print(watched, flush=True)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n")
     bad = [r for r in rows if r["unlisted"]]

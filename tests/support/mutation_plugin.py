@@ -21,8 +21,14 @@ takes:
   import fails a test there); if none of them fails, the run ends with status 2 and the
   plugin records the mutant in ``mutation-import-errors/``: ``run.py`` reports it apart
   (``import error``), not as killed.
-- The selected tests run fastest first (their durations from mutmut's clean run), so a
-  killed mutant usually costs one fast test, not the property tests.
+- The selected tests run fastest first (their durations from mutmut's stats run), so a
+  killed mutant usually costs one fast test, not the property tests; the tests that
+  killed mutants of the same function in an earlier run (``MUTATION_KILLERS``) go before
+  them, cheapest per kill first. Only the order changes: a mutant is killed when any of
+  its tests fails, whichever runs first.
+- ``MUTATION_PROFILE=1``: one line per mutant run in ``mutation-profile.jsonl`` (the CPU
+  to pytest's configure, to the end of collection, to the end of the tests; the test
+  that failed), which ``run.py`` reads for its profile and the killer hints.
 - A CPU-time limit per mutant run: twice the selected tests' time in mutmut's stats
   run (measured with its call recording on: more than they need), plus 15 s; when the
   project is imported afresh, the import and collection first get ``IMPORT_BUDGET``
@@ -54,6 +60,10 @@ from typing import Any
 _PROJECT = ("shoe_controller", "firmware_bridge", "calibration")
 IMPORT_TIME = Path("mutation-import-time.json")
 IMPORT_ERRORS = Path("mutation-import-errors")
+#: one JSON line per mutant run (``MUTATION_PROFILE=1``): where the worker's CPU went
+PROFILE = Path("mutation-profile.jsonl")
+_marks: dict[str, float] = {}
+_ran: list[str] = []
 
 
 def _mutant() -> str:
@@ -68,6 +78,39 @@ def _drop_project_modules() -> None:
     for name in list(sys.modules):
         if name.split(".")[0] in _PROJECT or name.startswith("tests.test_"):
             del sys.modules[name]
+
+
+def _killers() -> dict[str, dict[str, int]]:
+    """mangled function name -> {test id: mutants of it the test killed}, from the files
+    in ``MUTATION_KILLERS`` (``os.pathsep``-separated; written by ``run.py`` from earlier
+    runs' profiles): only an order hint, a missing or stale file changes no result."""
+    out: dict[str, dict[str, int]] = {}
+    for name in filter(None, os.environ.get("MUTATION_KILLERS", "").split(os.pathsep)):
+        try:
+            hints = json.loads(Path(name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        for function, tests in hints.items():
+            out.setdefault(function, {}).update(tests)
+    return out
+
+
+def run_order(nodeids: list[str], durations: dict[str, float],
+              kills: dict[str, int]) -> list[str]:
+    """The order a mutant's tests run in: those that killed mutants of the same function
+    in an earlier run first, cheapest per kill first (duration / kills), then the others
+    fastest first; ties keep their collection order.
+
+    >>> run_order(["a", "b", "c", "d"], {"a": 0.5, "b": 0.1, "c": 2.0, "d": 0.3},
+    ...           {"c": 10, "d": 1})
+    ['c', 'd', 'b', 'a']
+    """
+    def key(nodeid: str) -> tuple[int, float]:
+        took = durations.get(nodeid, 0.0)
+        n = kills.get(nodeid.removeprefix("mutants/"), 0)
+        return (0, took / n) if n else (1, took)
+
+    return sorted(nodeids, key=key)
 
 
 def _durations() -> dict[str, float]:
@@ -111,6 +154,11 @@ def _limit_cpu(test_ids: list[str], fresh: bool) -> None:
 
 
 def pytest_configure(config: Any) -> None:
+    # the worker was forked for this run: its CPU clock counts from the fork, so this is
+    # pytest's own start (arguments, plugins, conftest)
+    _marks.clear()
+    _marks["configure"] = time.process_time()
+    _ran.clear()
     if not _is_mutant_run():
         if _mutant() == "stats":
             _drop_project_modules()
@@ -160,6 +208,7 @@ def pytest_sessionstart(session: Any) -> None:
 
 
 def pytest_collection_finish(session: Any) -> None:
+    _marks["collected"] = time.process_time()
     if _test_budget and _is_mutant_run():
         _set_cpu_limit(_test_budget[0])  # imported: now the tests' own budget
     if _collect_errors and _is_mutant_run():
@@ -167,6 +216,8 @@ def pytest_collection_finish(session: Any) -> None:
 
 
 def pytest_runtest_logreport(report: Any) -> None:
+    if report.when == "call" or (report.when == "setup" and not report.passed):
+        _ran.append(report.nodeid)
     if report.failed and _is_mutant_run():
         _failed_tests.append(report.nodeid)
         if _session:
@@ -176,10 +227,28 @@ def pytest_runtest_logreport(report: Any) -> None:
 
 
 def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
+    if _is_mutant_run() and os.environ.get("MUTATION_PROFILE") == "1":
+        _write_profile(exitstatus)
     if _collect_errors and not _failed_tests and _is_mutant_run():
         IMPORT_ERRORS.mkdir(exist_ok=True)
         (IMPORT_ERRORS / _mutant()).write_text(_collect_errors[0], encoding="utf-8")
         session.exitstatus = 2
+
+
+def _write_profile(exitstatus: int) -> None:
+    """One line of ``mutation-profile.jsonl``: the CPU seconds of this worker up to
+    pytest's configure, to the end of the collection, and to the end of the tests, the
+    tests run (the last one failed if any did) and how the run ended."""
+    now = time.process_time()
+    line = json.dumps({"mutant": _mutant(), "start": _marks.get("configure", 0.0),
+                       "collected": _marks.get("collected", now), "end": now,
+                       "tests": len(_ran), "failed": bool(_failed_tests),
+                       "last": _ran[-1] if _ran else None, "status": int(exitstatus)})
+    fd = os.open(PROFILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, (line + "\n").encode())
+    finally:
+        os.close(fd)
 
 
 def pytest_collection_modifyitems(session: Any, config: Any, items: list[Any]) -> None:
@@ -200,5 +269,7 @@ def pytest_collection_modifyitems(session: Any, config: Any, items: list[Any]) -
             if dropped:
                 config.hook.pytest_deselected(items=dropped)
             items[:] = keep
-        durations = _durations()
-        items.sort(key=lambda item: durations.get(item.nodeid, 0.0))
+        kills = _killers().get(_mutant().partition("__mutmut_")[0], {})
+        ranked = run_order([item.nodeid for item in items], _durations(), kills)
+        by_id = {item.nodeid: item for item in items}
+        items[:] = [by_id[nodeid] for nodeid in ranked]
