@@ -345,28 +345,36 @@ def run_module(name: str, nice: int, max_children: int, only: list[str] | None =
 
 
 def profile_summary(workdir: Path, cpu_seconds: float) -> str:
-    """Where a module's CPU went, from the plugin's ``mutation-profile.jsonl``: the mutant
-    runs' pytest start, collection and tests, and the rest (mutant generation, stats,
-    clean and forced-fail runs, the fork server's warm-up)."""
+    """Where a module's CPU went, from the plugin's ``mutation-profile.jsonl`` (a line per
+    pytest session; a mutant with killer hints may have two): the mutant runs' pytest
+    start, collection and tests, and the rest (mutant generation, stats, clean and
+    forced-fail runs, the fork server's warm-up)."""
     path = workdir / "mutants" / "mutation-profile.jsonl"
     if not path.exists():
         return "    profile: none recorded"
-    runs = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    start = sum(r["start"] for r in runs)
-    collect = sum(r["collected"] - r["start"] for r in runs)
-    tests = sum(r["end"] - r["collected"] for r in runs)
-    n = len(runs) or 1
-    killed = [r for r in runs if r["failed"]]
-    spared = [r for r in runs if not r["failed"]]
+    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    start = sum(r["start"] - r.get("begin", 0.0) for r in lines)
+    collect = sum(r["collected"] - r["start"] for r in lines)
+    tests = sum(r["end"] - r["collected"] for r in lines)
+    worker: dict[str, float] = {}
+    killed: set[str] = set()
+    for r in lines:
+        worker[r["mutant"]] = max(worker.get(r["mutant"], 0.0), r["end"])
+        if r["failed"]:
+            killed.add(r["mutant"])
+    n = len(worker) or 1
+    firsts = [r for r in lines if r.get("phase") == "first"]
+    first_kills = sum(1 for r in firsts if r["failed"])
 
-    def per(rs: list[dict[str, object]]) -> float:
-        return sum(r["end"] for r in rs) / len(rs) if rs else 0.0  # type: ignore[misc]
+    def per(names: list[str]) -> float:
+        return sum(worker[m] for m in names) / len(names) if names else 0.0
 
-    return (f"    profile: {len(runs)} mutant runs, {start + collect + tests:.0f} CPU s "
+    return (f"    profile: {len(worker)} mutant runs, {sum(worker.values()):.0f} CPU s "
             f"(pytest start {start / n:.2f} s, collection {collect / n:.2f} s, tests "
-            f"{tests / n:.2f} s a mutant; killed {per(killed):.2f} s, not killed "
-            f"{per(spared):.2f} s); outside them {cpu_seconds - start - collect - tests:.0f}"
-            " CPU s (stats, clean run, warm-up)")
+            f"{tests / n:.2f} s a mutant; killed {per(sorted(killed)):.2f} s, not killed "
+            f"{per([m for m in worker if m not in killed]):.2f} s; killer hints first: "
+            f"{first_kills} of {len(firsts)}); outside them "
+            f"{cpu_seconds - sum(worker.values()):.0f} CPU s (stats, clean run, warm-up)")
 
 
 def killers_of(profile: Path) -> dict[str, dict[str, int]]:

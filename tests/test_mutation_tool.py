@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.mutation_plugin import run_order
+from tests.support.mutation_plugin import first_tests, run_order
 
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("mutation_run", ROOT / "mutation" / "run.py")
@@ -95,3 +95,14 @@ def test_killer_tests_run_first_cheapest_per_kill_then_the_rest_fastest_first() 
     # no hints: fastest first, as before the hints existed
     assert run_order(["t::slow", "t::fast", "t::mid"], durations, {}) == [
         "t::fast", "t::mid", "t::slow"]
+
+
+def test_the_first_phase_is_the_hinted_killers_only_and_never_the_whole_list() -> None:
+    tests = ["tests/t.py::a", "tests/t.py::b", "tests/u.py::c"]
+    # hints are test ids as pytest reports them; mutmut may name tests with mutants/
+    assert first_tests(tests, {"tests/u.py::c": 2, "tests/v.py::gone": 5}) == ["tests/u.py::c"]
+    assert first_tests(["mutants/tests/t.py::a", "tests/t.py::b"],
+                       {"tests/t.py::a": 1}) == ["mutants/tests/t.py::a"]
+    # every test hinted (the first phase would be the whole run), or none: one phase
+    assert first_tests(tests, {t: 1 for t in tests}) == []
+    assert first_tests(tests, {}) == []

@@ -147,6 +147,7 @@ def _limit_cpu(test_ids: list[str], fresh: bool) -> None:
     selected = [durations.get(t.removeprefix("mutants/"), 1.0) for t in test_ids
                 if "::" in t] or list(durations.values())
     budget = 2 * sum(selected) + 15
+    _test_budget.clear()  # not a first phase's
     if fresh:
         _test_budget.append(budget)
         budget = IMPORT_BUDGET
@@ -156,7 +157,9 @@ def _limit_cpu(test_ids: list[str], fresh: bool) -> None:
 def pytest_configure(config: Any) -> None:
     # the worker was forked for this run: its CPU clock counts from the fork, so this is
     # pytest's own start (arguments, plugins, conftest)
+    begin = _marks.get("end", 0.0)
     _marks.clear()
+    _marks["begin"] = begin
     _marks["configure"] = time.process_time()
     _ran.clear()
     if not _is_mutant_run():
@@ -229,21 +232,26 @@ def pytest_runtest_logreport(report: Any) -> None:
 def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
     if _is_mutant_run() and os.environ.get("MUTATION_PROFILE") == "1":
         _write_profile(exitstatus)
-    if _collect_errors and not _failed_tests and _is_mutant_run():
+    if _collect_errors and not _failed_tests and _is_mutant_run() and not _first_phase:
         IMPORT_ERRORS.mkdir(exist_ok=True)
         (IMPORT_ERRORS / _mutant()).write_text(_collect_errors[0], encoding="utf-8")
         session.exitstatus = 2
 
 
 def _write_profile(exitstatus: int) -> None:
-    """One line of ``mutation-profile.jsonl``: the CPU seconds of this worker up to
-    pytest's configure, to the end of the collection, and to the end of the tests, the
-    tests run (the last one failed if any did) and how the run ended."""
+    """One line of ``mutation-profile.jsonl`` per pytest session of a mutant (two when
+    the killer hints ran first alone): the worker's CPU seconds (counted from its fork)
+    when the session began, at pytest's configure, at the end of the collection and at
+    the end of the tests; the tests run (the last one failed if any did) and the exit
+    status."""
     now = time.process_time()
-    line = json.dumps({"mutant": _mutant(), "start": _marks.get("configure", 0.0),
+    line = json.dumps({"mutant": _mutant(), "phase": "first" if _first_phase else "all",
+                       "begin": _marks.get("begin", 0.0),
+                       "start": _marks.get("configure", 0.0),
                        "collected": _marks.get("collected", now), "end": now,
                        "tests": len(_ran), "failed": bool(_failed_tests),
                        "last": _ran[-1] if _ran else None, "status": int(exitstatus)})
+    _marks["end"] = now  # a second phase in this worker begins here
     fd = os.open(PROFILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, (line + "\n").encode())
@@ -273,3 +281,66 @@ def pytest_collection_modifyitems(session: Any, config: Any, items: list[Any]) -
         ranked = run_order([item.nodeid for item in items], _durations(), kills)
         by_id = {item.nodeid: item for item in items}
         items[:] = [by_id[nodeid] for nodeid in ranked]
+
+
+# ------------------------------------------------------------------ killers first, alone
+
+_first_phase: list[bool] = []
+
+
+def first_tests(tests: list[str], kills: dict[str, int]) -> list[str]:
+    """The tests of a mutant's list that killed mutants of its function before (its first
+    phase), or none when that is the whole list or no hint applies.
+
+    >>> first_tests(["t::a", "t::b", "t::c"], {"t::b": 3, "t::x": 1})
+    ['t::b']
+    >>> first_tests(["t::a"], {"t::a": 1}), first_tests(["t::a", "t::b"], {})
+    ([], [])
+    """
+    first = [t for t in tests if kills.get(t.removeprefix("mutants/"))]
+    return first if len(first) < len(tests) else []
+
+
+def _two_phases(run_tests: Any) -> Any:
+    """mutmut's ``PytestRunner.run_tests`` in two phases for a mutant with killer hints:
+    first a pytest session with only the tests that killed mutants of its function
+    before (it collects their files only: most of a killed mutant's cost was pytest
+    collecting every file of the module's list); if one of them fails the mutant is
+    killed, exactly as the whole list would have found; otherwise the whole list runs as
+    without hints. A survivor pays for the first phase twice over, a kill half or less."""
+    def wrapped(self: Any, *, mutant_name: str | None, tests: Any) -> int:
+        tests = list(tests)
+        if mutant_name and "__mutmut_" in mutant_name:
+            kills = _killers().get(mutant_name.partition("__mutmut_")[0], {})
+            first = first_tests(tests, kills)
+            if first:
+                _first_phase[:] = [True]
+                try:
+                    run_tests(self, mutant_name=mutant_name, tests=first)
+                except Exception:  # a usage error: the whole list decides
+                    pass
+                finally:
+                    _first_phase.clear()
+                if _failed_tests:
+                    return 1
+        return int(run_tests(self, mutant_name=mutant_name, tests=tests))
+
+    wrapped.two_phases = True  # type: ignore[attr-defined]
+    return wrapped
+
+
+def _install_two_phases() -> None:
+    """Wrap mutmut's runner (in the fork server, which imports this plugin when it
+    collects the tests before forking the workers); ``MUTATION_TWO_PHASES=0`` turns it
+    off."""
+    if os.environ.get("MUTATION_TWO_PHASES", "1") != "1" or "mutmut" not in sys.modules:
+        return
+    try:
+        from mutmut.runners.harness import PytestRunner
+    except ImportError:
+        return
+    if not getattr(PytestRunner.run_tests, "two_phases", False):
+        PytestRunner.run_tests = _two_phases(PytestRunner.run_tests)  # type: ignore[method-assign]
+
+
+_install_two_phases()
