@@ -23,9 +23,9 @@ test: $(STAMP)
 	$(PY) -m pytest
 
 ## mutation: the mutation campaign (docs/testing.md); not in CI: tens of minutes.
-## One module: make mutation MODULES=settlement
+## One module: make mutation MODULES=settlement; options: MUTATION_FLAGS="--nice 0"
 mutation: $(STAMP)
-	$(PY) mutation/run.py $(MODULES)
+	$(PY) mutation/run.py $(MUTATION_FLAGS) $(MODULES)
 
 ## lock: regenerate requirements.lock (the hashed deployment lock, docs/deploy.md) from
 ## pyproject.toml's dependencies; run it after changing them (tests/test_lock.py checks).

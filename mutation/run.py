@@ -26,10 +26,12 @@ Not part of ``make test`` or CI: a full campaign takes tens of minutes on two co
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -266,6 +268,27 @@ def results(workdir: Path, env: dict[str, str]) -> dict[str, str]:
     return out
 
 
+#: the mutmut processes running now (each leads a session of its own)
+_children: set[int] = set()
+
+
+def _set_autogroup(pid: int, nice: int) -> None:
+    """Give the session of ``pid`` (a module's mutmut, started in a session of its own)
+    the campaign's niceness. On a kernel that shares CPU between sessions first
+    (``sched_autogroup_enabled``), ``nice`` alone ranks processes only inside one
+    session; COORD's rule is one session per long job, with its niceness written there."""
+    with contextlib.suppress(OSError):  # no autogroups here: nice alone ranks them
+        Path(f"/proc/{pid}/autogroup").write_text(f"{nice}\n")
+
+
+def _stop_children() -> None:
+    """End every module's mutmut still running (its whole session: fork server and
+    workers), e.g. when the campaign is interrupted."""
+    for pid in list(_children):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGTERM)
+
+
 def run_module(name: str, nice: int, max_children: int, only: list[str] | None = None,
                report_only: bool = False, workdir_name: str | None = None,
                fresh: bool = False, profile: bool = False) -> dict[str, object]:
@@ -294,13 +317,16 @@ def run_module(name: str, nice: int, max_children: int, only: list[str] | None =
     if not report_only:
         with log.open("w") as f:
             proc = subprocess.Popen(cmd, cwd=workdir, env=env, stdout=f,
-                                    stderr=subprocess.STDOUT)
+                                    stderr=subprocess.STDOUT, start_new_session=True)
+            _children.add(proc.pid)
+            _set_autogroup(proc.pid, nice)
             # the CPU time of mutmut and every process under it (its fork server and
             # workers are reaped by their parents, so their user+sys time is folded into
             # this child's): this child's alone, so modules run side by side (--jobs)
             # each get their own figure; unlike the wall time it does not grow with a
             # shared machine's load
             _pid, status, usage = os.wait4(proc.pid, 0)
+            _children.discard(proc.pid)
             returncode = proc.returncode = os.waitstatus_to_exitcode(status)
             cpu = usage.ru_utime + usage.ru_stime
     elapsed = time.monotonic() - started
@@ -520,8 +546,16 @@ def main(argv: list[str] | None = None) -> int:
     jobs = 1 if args.report else max(1, args.jobs)
     # the longest modules first, so the last ones to finish are short
     order = sorted(names, key=lambda n: -COST_HINT.get(n, 0))
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
+    # an interrupt or a TERM ends the modules running, whose sessions are their own
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    try:
         done = dict(zip(order, pool.map(one, order), strict=True))
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        _stop_children()
+        raise
+    pool.shutdown()
     wall = time.monotonic() - started
     watched = load.stop()
     rows = [done[n] for n in names]
