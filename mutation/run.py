@@ -289,6 +289,12 @@ def _stop_children() -> None:
             os.killpg(pid, signal.SIGTERM)
 
 
+def missing_tests(name: str) -> list[str]:
+    """The test files of module ``name``'s list that are not in this tree (listed before
+    they land): skipped by the run, and printed with its figures."""
+    return [t for t in MODULES[name][1] if not (ROOT / t).is_file()]
+
+
 def run_module(name: str, nice: int, max_children: int, only: list[str] | None = None,
                report_only: bool = False, workdir_name: str | None = None,
                fresh: bool = False, profile: bool = False) -> dict[str, object]:
@@ -532,6 +538,8 @@ def main(argv: list[str] | None = None) -> int:
                        args.workdir_name, args.fresh, args.profile)
         with printing:  # each module's line as soon as it is done
             print(_row(name, r), flush=True)
+            for t in missing_tests(name):
+                print(f"    test file not in this tree, skipped: {t}", flush=True)
             if args.profile:
                 print(profile_summary(BUILD / (args.workdir_name or name),
                                       r["cpu_seconds"]), flush=True)
