@@ -534,8 +534,16 @@ def main(argv: list[str] | None = None) -> int:
     load = LoadWatch()
 
     def one(name: str) -> dict[str, object]:
-        r = run_module(name, args.nice, args.max_children, only or None, args.report,
-                       args.workdir_name, args.fresh, args.profile)
+        try:
+            r = run_module(name, args.nice, args.max_children, only or None, args.report,
+                           args.workdir_name, args.fresh, args.profile)
+        except SystemExit as e:  # mutmut could not run this module: the others go on
+            with printing:
+                print(f"{name}: FAILED: {e}", flush=True)
+            return {"module": name, "file": MODULES[name][0], "mutants": 0, "killed": 0,
+                    "survived": 0, "equivalent": 0, "other": {}, "unlisted": [],
+                    "score": 0.0, "seconds": 0.0, "cpu_seconds": 0.0, "timeouts": 0,
+                    "unchecked": 0, "import_errors": 0, "failed": str(e)}
         with printing:  # each module's line as soon as it is done
             print(_row(name, r), flush=True)
             for t in missing_tests(name):
@@ -585,7 +593,10 @@ def main(argv: list[str] | None = None) -> int:
         print(watched, flush=True)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n")
-    bad = [r for r in rows if r["unlisted"]]
+    for r in rows:
+        if r.get("failed"):
+            print(f"{r['module']}: FAILED, not measured (see its mutmut-run.log)", flush=True)
+    bad = [r for r in rows if r["unlisted"] or r.get("failed")]
     return 1 if bad else 0
 
 
