@@ -236,12 +236,14 @@ def _fair_chunk(task: tuple[int, int, int]) -> dict[str, Any]:
             "worst": worst, "weak_peaks": weak_peaks}
 
 
-def fair_run(shoes: int, seed: int, workers: int = 1, budget: float = 0.0) -> None:
-    """False alarms in ``shoes`` fair shoes (chains of shoes run in ``workers`` processes;
-    the repeat test is then measured here against every earlier shoe of the run). With a
-    ``budget`` (seconds), stops taking results after it and reports the shoes done."""
+def fair_run(shoes: int, seed: int, workers: int = 1, budget: float = 0.0,
+             chunk: int = 250) -> None:
+    """False alarms in ``shoes`` fair shoes (chains of ``chunk`` shoes run in ``workers``
+    processes; the repeat test is then measured here against every earlier shoe of the
+    run). With a ``budget`` (seconds), stops taking results after it and reports the
+    shoes done (a smaller ``chunk`` reports more often on a busy machine; the shoes
+    differ with it: each chain is seeded by its first shoe)."""
     start = time.perf_counter()
-    chunk = 250
     tasks = [(first, min(chunk, shoes - first + 1), seed * 1_000_003 + first)
              for first in range(1, shoes + 1, chunk)]
     alarms: Counter[str] = Counter()
@@ -726,11 +728,11 @@ def _dealt(cards: list[str]) -> list[str]:
             if isinstance(ev, BurnIndicator | CardBurned | CardDealt)]
 
 
-def weak_null_run(shoes: int, seed: int, workers: int = 1, budget: float = 0.0) -> None:
+def weak_null_run(shoes: int, seed: int, workers: int = 1, budget: float = 0.0,
+                  chunk: int = 250) -> None:
     """``shoes`` fair shoes for the shuffle_weak test alone, in chunks (a progress line
     each); with a ``budget`` (seconds), stops taking chunks after it and reports the
     shoes done (chunks are seeded by their index, so a shorter run is a prefix)."""
-    chunk = 250
     tasks = [(min(chunk, shoes - i), seed * 31 + i) for i in range(0, shoes, chunk)]
     start = time.perf_counter()
     threshold = CONFIG.shuffle_weak_threshold
@@ -870,6 +872,8 @@ def main() -> None:
                         help="weak shuffles: the shuffle_weak test alone (not the projection)")
     parser.add_argument("--budget", type=float, default=0.0,
                         help="fair shoes (--shoes, --weak-null): stop after this many seconds")
+    parser.add_argument("--chunk", type=int, default=250,
+                        help="fair shoes (--shoes, --weak-null) per task and progress line")
     parser.add_argument("--speed", type=int, default=0,
                         help="shoes for the CPU cost of the shuffle_weak test (50)")
     parser.add_argument("--matching", type=int, default=0,
@@ -889,11 +893,11 @@ def main() -> None:
     if args.stacked:
         stacked_run(args.stacked, args.seed)
     if args.weak_null:
-        weak_null_run(args.weak_null, args.seed, args.workers, args.budget)
+        weak_null_run(args.weak_null, args.seed, args.workers, args.budget, args.chunk)
     if args.weak:
         weak_run(args.weak, args.seed, args.workers, args.fast)
     if args.shoes:
-        fair_run(args.shoes, args.seed, args.workers, args.budget)
+        fair_run(args.shoes, args.seed, args.workers, args.budget, args.chunk)
 
 
 if __name__ == "__main__":
