@@ -657,6 +657,68 @@ def test_the_checkpointer_looks_every_50_ms_whatever_its_idle_and_every(path):
         assert 0.2 <= time.monotonic() - began < 1.5
 
 
+def test_a_wal_past_half_its_limit_is_checkpointed_at_once_and_below_it_waits(path):
+    """docs/journal.md: the Checkpointer "also checkpoints when the -wal file passes
+    2 MB" (half the 4 MB limit), quiet or not; below that it waits for a quiet moment."""
+    from shoe_controller.journal import Checkpointer
+
+    with Journal.open(path, table_id="T1") as j:
+        j.append([{"type": "note", "text": "x" * 50_000}], time=T)
+        w = j.wal_bytes()
+        # half the limit is 1.2 w: this WAL is below it (a third, 0.8 w, it is above)
+        c = Checkpointer(j, idle=30.0, every=30.0, max_wait=30.0, truncate_idle=1000,
+                         wal_limit=int(w * 2.4))
+        with c:
+            time.sleep(0.5)  # ten looks
+            assert c.runs == 0
+            j.append([{"type": "note", "text": "y" * 50_000}], time=T)  # now past half
+            assert j.wal_bytes() > c.wal_limit // 2
+            assert c.wait_runs(1, timeout=5)
+
+
+def test_a_quiet_journal_is_truncated_once_after_truncate_idle(path):
+    """docs/journal.md: "after 5 s without appends ... it is TRUNCATEd to nothing": once,
+    after that quiet time (not at every quiet look), and not again while nothing is
+    appended."""
+    from shoe_controller.journal import Checkpointer
+
+    with Journal.open(path, table_id="T1") as j:
+        j.append([{"type": "note"}], time=T)
+        with Checkpointer(j, idle=0.01, every=0.01, truncate_idle=1000) as c:
+            assert c.wait_runs(1, timeout=10)
+            time.sleep(0.4)
+            assert c.truncates == 0  # quiet, but not for truncate_idle
+        j.append([{"type": "note"}], time=T)
+        with Checkpointer(j, idle=0.01, every=0.01, truncate_idle=0.1) as c:
+            assert _wait(lambda: c.truncates >= 1)
+            assert j.wal_bytes() == 0
+            time.sleep(0.5)  # the WAL is empty: nothing left to truncate
+            assert c.truncates == 1
+
+
+class _StuckJournal(Journal):
+    """The real journal whose checkpoints hang for a while (a disk that stopped
+    answering): what stop()'s timeout is for."""
+
+    def checkpoint(self, mode: str = "PASSIVE", busy_ms: int = 100) -> tuple[int, int]:
+        time.sleep(1.5)
+        return super().checkpoint(mode, busy_ms)
+
+
+def test_stop_gives_up_on_a_stuck_checkpoint_after_its_timeout_and_twice_is_fine(path):
+    from shoe_controller.journal import Checkpointer
+
+    with _StuckJournal.open(path, table_id="T1") as j:
+        j.append([{"type": "note"}], time=T)
+        c = Checkpointer(j, idle=0.01, every=0.01).start()
+        time.sleep(0.2)  # the checkpoint has begun and hangs
+        began = time.monotonic()
+        c.stop(timeout=0.2)
+        assert time.monotonic() - began < 1.0  # not the checkpoint's 1.5 s
+        c.stop()  # a second stop (the daemon's shutdown after a failed start) is harmless
+        time.sleep(1.5)  # let the stuck checkpoint end before the journal closes
+
+
 def test_an_over_limit_wal_a_reader_holds_costs_one_truncate_wait_per_burst(path):
     """docs/journal.md: a WAL past the limit gets a TRUNCATE that "waits for readers and
     writers at most 100 ms"; while a reader holds the WAL that wait is paid once, not at
