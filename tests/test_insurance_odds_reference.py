@@ -27,6 +27,7 @@ def test_the_3_2_stage_needs_banker_s_two_cards(banker) -> None:
 
 
 def test_a_value_not_left_is_named() -> None:
+    assert remove((0, 1, 0, 0, 0, 0, 0, 0, 0, 0), (1,)) == (0,) * 10  # the last one: fine
     with pytest.raises(ValueError) as info:
         remove((0, 1, 0, 0, 0, 0, 0, 0, 0, 0), (1, 1))
     assert str(info.value) == "no card of value 1 left in the pool"

@@ -481,6 +481,26 @@ def test_the_time_stamp_is_rfc3339_utc_with_microseconds():
     assert before - timedelta(seconds=1) <= now <= datetime.now(UTC) + timedelta(seconds=1)
 
 
+def test_the_time_stamp_is_utc_whatever_the_machine_s_time_zone(monkeypatch):
+    """A Pi set to the casino's local time still journals UTC (docs/journal.md)."""
+    from datetime import UTC, datetime, timedelta
+
+    from shoe_controller.journal import utc_timestamp
+
+    monkeypatch.setenv("TZ", "Asia/Macau")  # UTC+8 all year, no summer time
+    time.tzset()
+    try:
+        assert datetime(2026, 1, 1, 12, 0).astimezone().utcoffset() == timedelta(hours=8)
+        assert utc_timestamp(datetime(2026, 11, 30, 4, 28, 12, 123456, tzinfo=UTC)) == (
+            "2026-11-30T04:28:12.123456Z")
+        before = datetime.now(UTC)
+        now = datetime.strptime(utc_timestamp(), "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+        assert before - timedelta(seconds=5) <= now <= datetime.now(UTC) + timedelta(seconds=5)
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
 def test_append_stamps_every_event_of_a_call_with_one_time(path):
     from datetime import UTC, datetime
 
@@ -655,6 +675,23 @@ def test_the_checkpointer_looks_every_50_ms_whatever_its_idle_and_every(path):
         with c:
             assert c.wait_runs(1, timeout=1.5), "no look within 1.5 s"
         assert 0.2 <= time.monotonic() - began < 1.5
+
+
+def test_a_dealer_s_pace_is_checkpointed_at_most_once_every_every(path):
+    """docs/journal.md: checkpoints run once the journal is idle, "at most once a
+    second" (every): a card every 50 ms, each followed by a quiet moment, is not a
+    checkpoint per card."""
+    from shoe_controller.journal import Checkpointer
+
+    with Journal.open(path, table_id="T1") as j:
+        c = Checkpointer(j, idle=0.01, every=0.6, max_wait=30.0, truncate_idle=1000)
+        with c:
+            began = time.monotonic()
+            for i in range(20):
+                j.append([{"type": "note", "i": i}], time=T)
+                time.sleep(0.05)
+            took = time.monotonic() - began
+        assert 1 <= c.runs <= took / 0.6 + 1, (c.runs, took)
 
 
 def test_a_wal_past_half_its_limit_is_checkpointed_at_once_and_below_it_waits(path):
