@@ -634,3 +634,36 @@ def test_without_a_burn_the_first_bets_open_are_round_ones():
     rules = {"burn": "none", "bet_availability": BetAvailability(tie=1)}
     _, evs = play(rules, I.NewShoe())
     assert evs == [E.ShoeStarted(1, 8), E.BetsOpen(1, 1, ALL)]
+
+
+AUTO = {"burn": "none", "rounds": "auto", "confirm": "auto"}
+
+
+@pytest.mark.parametrize("orientation", ["up", "down"])
+@pytest.mark.parametrize("insurance", [False, True], ids=["plain", "insurance"])
+def test_the_first_card_of_an_automatic_round_keeps_its_orientation(orientation: str,
+                                                                    insurance: bool):
+    """The card that opens the next round (automatic rounds) is dealt with the orientation
+    it was read with, on a plain table and at an insurance table alike: edge sorting counts
+    the orientation of every dealt card (an integrity check)."""
+    rules = {**AUTO, "insurance": InsuranceConfig(enabled=insurance)}
+    first = I.CardSeen(parse_card("4H"), orientation=orientation)  # type: ignore[arg-type]
+    # round 1: P 7S 9D = 6 stands, B KC 5D = 5 draws 3H: complete, confirmed at once
+    _, evs = play(rules, I.NewShoe(), *cards("7S KC 9D 5D 3H"), first)
+    assert evs == [E.RoundStarted(1, 2), E.CardDealt(1, 2, "player", 1, "4H", orientation)]
+
+
+def test_an_offer_closed_by_the_card_that_completes_the_round_is_closed_once():
+    """Automatic confirmation at an insurance table: P 2C 3D = 5, B 9S 8H = 7 (offer 1,
+    Banker side insures Player at 4.0); P draws 4C = 9, B 7 stands on a 4: Player wins.
+    The card leaving the shoe closes the offer ("card"); the result then has no open
+    offer left to close, and the won offer is paid 4.0."""
+    rules = {**AUTO, "insurance": InsuranceConfig(enabled=True)}
+    _, evs = play(rules, I.NewShoe(), *cards("2C 9S 3D 8H 4C"))
+    assert [e.type for e in evs] == ["insurance_closed", "card_dealt", "draw_prompt",
+                                     "round_result", "result_confirmed", "bets_open"]
+    assert evs[0] == E.InsuranceClosed(1, 1, (1,), "card")
+    assert evs[1] == E.CardDealt(1, 1, "player", 3, "4C", None)
+    result = evs[3]
+    assert (result.winner, result.player_total, result.banker_total) == ("player", 9, 7)
+    assert [(s.offer, s.outcome, s.net) for s in result.insurance] == [(1, "won", 4.0)]
