@@ -101,7 +101,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
                                               "tests/test_odds_reference.py"]),
     "protection": ("shoe_controller/game/protection.py",
                    ["tests/test_protection.py", "tests/test_integrity_shuffle_weak.py",
-                    "tests/test_protection_replay.py"]),
+                    "tests/test_protection_replay.py", "tests/test_protection_reference.py"]),
     "replay_text": ("shoe_controller/game/replay_text.py",
                     ["tests/test_replay.py", "tests/test_replay_streaming.py",
                      "tests/test_game_shoe.py", "tests/test_replay_text_reference.py"]),
