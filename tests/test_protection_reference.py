@@ -23,3 +23,19 @@ def test_interleave_puts_what_each_event_raised_after_it() -> None:
     assert interleave(events, Rules()) == expected
     assert interleave(events, analysis=False) == [
         e for e in expected if not isinstance(e, ShoeAnalysis)]
+
+
+def test_fold_of_one_shoe_or_none_is_protect_over_every_event() -> None:
+    """fold's docstring: the same state as protect over the events, for a journal of the
+    first shoe in progress, and for one that holds no shoe yet."""
+    from shoe_controller.game.protection import fold
+
+    events = deal(new_deck_order())[:150]
+    slow = initial_state(Rules())
+    for ev in events:
+        slow, _ = protect(slow, ev)
+    fast = fold(initial_state(Rules()), events)
+    for name in ("shoe", "sequence", "oriented", "previous", "raised", "above"):
+        assert getattr(fast, name) == getattr(slow, name), name
+    empty = initial_state(Rules())
+    assert fold(empty, []) == empty
