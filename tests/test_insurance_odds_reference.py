@@ -31,3 +31,15 @@ def test_a_value_not_left_is_named() -> None:
     with pytest.raises(ValueError) as info:
         remove((0, 1, 0, 0, 0, 0, 0, 0, 0, 0), (1, 1))
     assert str(info.value) == "no card of value 1 left in the pool"
+
+
+def test_a_row_whose_situation_cannot_arise_has_no_probability() -> None:
+    """A shoe of tens only: every hand is 0 against 0, a tie on the first four cards, so
+    no insurance row's situation (which needs other scores) is ever reached; the report
+    says so (None) rather than dividing by nothing."""
+    from shoe_controller.game.insurance import InsuranceConfig
+    from shoe_controller.game.insurance_odds import row_report
+
+    rows = row_report(InsuranceConfig(), (12, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+    assert len(rows) == len(InsuranceConfig().rows)
+    assert all(r["probability"] is None and r["house_edge"] is None for r in rows)
