@@ -39,3 +39,96 @@ def test_fold_of_one_shoe_or_none_is_protect_over_every_event() -> None:
         assert getattr(fast, name) == getattr(slow, name), name
     empty = initial_state(Rules())
     assert fold(empty, []) == empty
+
+
+def test_interleave_uses_the_table_s_rules_and_analytics_config() -> None:
+    """A no-commission table's analyses (the Banker bet's value) and a config that raises
+    no shuffle alert give other events than the defaults: interleave must use both."""
+    import msgspec
+
+    from shoe_controller.game.protection import AnalyticsConfig
+
+    events = deal(new_deck_order())[:120]
+    rules = msgspec.structs.replace(Rules(), commission="no_commission")
+    quiet = AnalyticsConfig(order_run_threshold=416, suit_run_threshold=416,
+                            adjacency_z=1e9, shuffle_weak_threshold=1e9)
+    for r, c in ((rules, None), (None, quiet), (rules, quiet)):
+        expected, state = [], initial_state(r, c)
+        for ev in events:
+            state, raised = protect(state, ev)
+            expected += [ev, *raised]
+        assert interleave(events, r, c) == expected
+        assert expected != interleave(events), (r, c)
+
+
+def test_the_end_of_a_shoe_runs_the_tests_once_more_for_its_last_round() -> None:
+    """Cards that left the shoe after the last round's tests (none confirmed since) are
+    tested when the shoe ends: the alert names the shoe's round count, and no analysis
+    of a next round follows the end (there is none)."""
+    from shoe_controller.game.events import (
+        CardDealt,
+        IntegrityAlert,
+        ResultConfirmed,
+        ShoeEnded,
+        ShoeStarted,
+    )
+
+    state = initial_state(Rules())
+    state, _ = protect(state, ShoeStarted(shoe=1, decks=8))
+    for i, code in enumerate(new_deck_order()[:12]):  # 12 cards in deck order
+        state, raised = protect(state, CardDealt(shoe=1, round=1, hand="player",
+                                                 position=1 + i % 3, card=code))
+        assert raised == ()
+    state, raised = protect(state, ShoeEnded(shoe=1, rounds=7, reason="new_shoe"))
+    runs = [e for e in raised if isinstance(e, IntegrityAlert) and e.kind == "shuffle_runs"]
+    assert len(runs) == 1 and runs[0].round == 7
+    assert runs[0].evidence["statistic"] == 12
+    state, raised = protect(state, ResultConfirmed(shoe=1, round=7))
+    assert not [e for e in raised if isinstance(e, ShoeAnalysis)]
+
+
+def test_a_burned_misdeal_is_not_carried_and_a_copy_dealt_later_counts() -> None:
+    from shoe_controller.game.events import CardDealt, Misdeal, ShoeStarted
+
+    state, _ = protect(initial_state(Rules()), ShoeStarted(shoe=1, decks=8))
+    state, _ = protect(state, Misdeal(shoe=1, round=1, kind="extra_card", card="5S",
+                                      policy="burn"))
+    state, _ = protect(state, CardDealt(shoe=1, round=2, hand="player", position=1,
+                                        card="5S"))  # another of the eight 5S
+    assert state.sequence == ("5S", "5S") and state.carried == ()
+
+
+def test_a_one_deck_analysis_counts_every_card_seen_down_to_none() -> None:
+    """The shoe_analysis after the first round is the exact analysis of the cards left:
+    on one deck each card seen leaves none of its kind (counted here by hand)."""
+    from shoe_controller.game import odds
+    from shoe_controller.game.cards import parse_card
+    from shoe_controller.game.events import ResultConfirmed
+    from tests.test_protection import shuffled
+
+    rules = msgspec_replace(Rules(), decks=1)
+    events = deal(shuffled(5, decks=1), rules=rules, cut_left=10)
+    state, first, seen = initial_state(rules), None, []
+    for ev in events:
+        state, raised = protect(state, ev)
+        code = getattr(ev, "card", None)
+        if code and first is None:
+            seen.append(code)
+        analyses = [e for e in raised if isinstance(e, ShoeAnalysis)]
+        if analyses and first is None:
+            first = analyses[0]
+            assert isinstance(ev, ResultConfirmed)
+    assert first is not None
+    counts = [1] * 52
+    for code in seen:
+        counts[parse_card(code).index] -= 1
+    assert min(counts) == 0
+    expected = odds.analyse(counts)
+    for bet in ("tie", "player_pair", "banker"):
+        assert first.expected_value[bet] == float(expected.expected_value[bet]), bet
+
+
+def msgspec_replace(struct, **changes):
+    import msgspec
+
+    return msgspec.structs.replace(struct, **changes)
