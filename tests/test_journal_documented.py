@@ -694,6 +694,18 @@ def test_a_dealer_s_pace_is_checkpointed_at_most_once_every_every(path):
         assert 1 <= c.runs <= took / 0.6 + 1, (c.runs, took)
 
 
+def test_a_journal_nobody_appends_to_is_never_checkpointed(path):
+    """The Checkpointer copies what appends wrote: a journal opened and only read (a
+    daemon idle between shoes after a restart) costs no checkpoint at all."""
+    from shoe_controller.journal import Checkpointer
+
+    make_journal(path)
+    with (Journal.open(path, table_id="T1") as j,
+          Checkpointer(j, idle=0.01, every=0.01, truncate_idle=1000) as c):
+        time.sleep(0.4)
+        assert (c.runs, c.truncates) == (0, 0)
+
+
 def test_a_wal_past_half_its_limit_is_checkpointed_at_once_and_below_it_waits(path):
     """docs/journal.md: the Checkpointer "also checkpoints when the -wal file passes
     2 MB" (half the 4 MB limit), quiet or not; below that it waits for a quiet moment."""

@@ -124,8 +124,46 @@ def test_a_one_deck_analysis_counts_every_card_seen_down_to_none() -> None:
         counts[parse_card(code).index] -= 1
     assert min(counts) == 0
     expected = odds.analyse(counts)
+    assert first.shoe == 1
     for bet in ("tie", "player_pair", "banker"):
         assert first.expected_value[bet] == float(expected.expected_value[bet]), bet
+
+
+def _one_deck_dealt(n: int, rules):
+    from shoe_controller.game.events import CardDealt, ResultConfirmed, ShoeStarted
+
+    state, _ = protect(initial_state(rules), ShoeStarted(shoe=1, decks=1))
+    for i, code in enumerate(new_deck_order(1)[:n]):
+        state, _ = protect(state, CardDealt(shoe=1, round=1, hand="player",
+                                            position=1 + i % 3, card=code))
+    return protect(state, ResultConfirmed(shoe=1, round=1))[1]
+
+
+def test_an_analysis_needs_the_six_cards_a_round_can_take() -> None:
+    """A round deals at most six cards: with six left the next round can be analysed,
+    with five it cannot be dealt whole, so no analysis."""
+    rules = msgspec_replace(Rules(), decks=1)
+    assert [e for e in _one_deck_dealt(46, rules) if isinstance(e, ShoeAnalysis)]
+    assert not [e for e in _one_deck_dealt(47, rules) if isinstance(e, ShoeAnalysis)]
+
+
+def test_the_analysis_uses_the_table_s_paytable_and_commission() -> None:
+    from shoe_controller.game import odds
+    from shoe_controller.game.cards import parse_card
+
+    rules = Rules()
+    rules = msgspec_replace(rules, decks=1,
+                            paytable=msgspec_replace(rules.paytable, tie=9.0),
+                            commission="no_commission")
+    analysis = next(e for e in _one_deck_dealt(20, rules) if isinstance(e, ShoeAnalysis))
+    counts = [1] * 52
+    for code in new_deck_order(1)[:20]:
+        counts[parse_card(code).index] -= 1
+    want = odds.analyse(counts, rules.paytable, False)
+    default = odds.analyse(counts)
+    for bet in ("tie", "banker"):
+        assert analysis.expected_value[bet] == float(want.expected_value[bet]), bet
+        assert want.expected_value[bet] != default.expected_value[bet], bet
 
 
 def msgspec_replace(struct, **changes):
