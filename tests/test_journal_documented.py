@@ -868,3 +868,18 @@ def test_create_ignores_a_valid_wal_left_by_a_crashed_create(path, tmp_path):
         new.close()
     assert sorted(os.listdir(os.path.dirname(path))) == [
         "j.sqlite3", "j.sqlite3.lock", "other.sqlite3", "other.sqlite3.lock"]
+
+
+def test_a_lock_file_that_cannot_be_made_is_named_with_the_reason(path):
+    os.mkdir(path + ".lock")  # a directory where the lock file goes
+    assert message(JournalError, Journal.open, path, table_id="T1") == (
+        f"journal {path}: cannot create {path}.lock (Is a directory)")
+
+
+def test_closing_twice_after_a_checkpoint_is_harmless(path):
+    """The daemon's shutdown may close a journal the start-up path closed already."""
+    j = Journal.open(path, table_id="T1")
+    j.append([{"type": "note"}], time=T)
+    j.checkpoint()
+    j.close()
+    j.close()
