@@ -43,3 +43,7 @@ def test_a_row_whose_situation_cannot_arise_has_no_probability() -> None:
     rows = row_report(InsuranceConfig(), (12, 0, 0, 0, 0, 0, 0, 0, 0, 0))
     assert len(rows) == len(InsuranceConfig().rows)
     assert all(r["probability"] is None and r["house_edge"] is None for r in rows)
+    for r, row in zip(rows, InsuranceConfig().rows, strict=True):  # the row, as offered
+        assert r == {"side": row.side, "stage": row.stage, "player": row.player,
+                     "banker": row.banker, "insures": row.insures, "odds": row.odds,
+                     "probability": None, "house_edge": None}
