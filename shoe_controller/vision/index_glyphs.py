@@ -722,8 +722,11 @@ class Found:
     rank_box: tuple[int, int, int, int]
     suit_box: tuple[int, int, int, int]
     #: the ink the parts are of, when it is not the one searched: a suit joined to the
-    #: court art was cut out of it (:func:`cut_joined`)
+    #: court art was cut out of it (:func:`cut_joined`, :func:`cut_box`)
     ink: Ink | None = None
+    #: the suit was cut out along the deck's suit box (:func:`cut_box`: art covers part
+    #: of it): read only for a card the deck learned so
+    boxed: bool = False
 
 
 
@@ -873,6 +876,74 @@ def cut_joined(ink: Ink, box: tuple[float, float, float, float], exclude: list[i
     return replace(ink, labels=labels, stats=stats, centroids=cen, keep=keep), new_id
 
 
+#: A suit that court art covers in part is cut out along the suit box only when one ink
+#: part fills at least this share of the box.
+BOX_FILL = 0.3
+
+
+def cut_box(ink: Ink, box: tuple[float, float, float, float], exclude: list[int]
+            ) -> tuple[Ink, int] | None:
+    """The suit where ``box`` (x0, y0, x1, y1 in crop px: this deck's suit place and
+    size) says, when court art covers part of it and is one ink part with it, with no
+    narrow neck to cut at (:func:`cut_joined`): a sceptre's knob over a spade's foot.
+    The ink part that fills most of the box (not one of ``exclude``, the rank's) is cut
+    along the box: its pixels inside the box become a part of their own (a new label,
+    returned). None unless that part fills ``BOX_FILL`` of the box and runs well out of
+    it (joined to something: a part of its own is found as it is). What is cut is a
+    suit glyph with part of the art in it: only a card the deck learned so is read from
+    it (the match against that card's learned views decides, never a guess).
+
+    >>> img = np.full((60, 40), 230, np.uint8)
+    >>> img[10:22, 10:22] = 20            # a "suit" ...
+    >>> img[18:60, 14:24] = 20            # ... its foot covered by a sceptre's knob
+    >>> n, lab, st, cen = cv2.connectedComponentsWithStats((img < 128).view(np.uint8))
+    >>> ink = Ink(img, img, lab, st, cen, np.array([False, False]), 230.0, 128.0)
+    >>> new, i = cut_box(ink, (10, 10, 22, 22), [])
+    >>> new.stats[i, :4].tolist(), bool(new.keep[i]), bool(new.keep[1])
+    ([10, 10, 12, 12], True, False)
+
+    A part that ends near the box is a glyph of its own, not art: nothing is cut.
+
+    >>> img[22:60] = 230
+    >>> n, lab, st, cen = cv2.connectedComponentsWithStats((img < 128).view(np.uint8))
+    >>> cut_box(Ink(img, img, lab, st, cen, np.array([False, False]), 230.0, 128.0),
+    ...         (10, 10, 22, 22), []) is None
+    True
+    """
+    lab, st = ink.labels, ink.stats
+    h, w = lab.shape
+    x0, y0, x1, y1 = box
+    bx0, by0 = max(math.floor(x0), 0), max(math.floor(y0), 0)
+    bx1, by1 = min(math.ceil(x1), w), min(math.ceil(y1), h)
+    if bx1 - bx0 < 3 or by1 - by0 < 3:
+        return None
+    inner = lab[by0:by1, bx0:bx1]
+    counts = np.bincount(inner.ravel(), minlength=len(st))
+    counts[0] = 0
+    for i in exclude:
+        counts[i] = 0
+    j = int(np.argmax(counts))
+    if counts[j] < BOX_FILL * inner.size:
+        return None
+    # joined: the part runs out of the box by more than a third of its height
+    m = (y1 - y0) / 3
+    px, py, pw, ph = (int(v) for v in st[j, :4])
+    if px >= x0 - m and py >= y0 - m and px + pw <= x1 + m and py + ph <= y1 + m:
+        return None
+    sel = inner == j
+    ys, xs = np.nonzero(sel)
+    new_id = len(st)
+    labels = lab.copy()
+    labels[by0:by1, bx0:bx1][sel] = new_id
+    cx0, cy0 = int(xs.min()) + bx0, int(ys.min()) + by0
+    stats = np.vstack([st, [[cx0, cy0, int(xs.max()) + bx0 + 1 - cx0,
+                             int(ys.max()) + by0 + 1 - cy0, len(xs)]]]).astype(st.dtype)
+    cen = np.vstack([ink.centroids, [[xs.mean() + bx0, ys.mean() + by0]]])
+    keep = np.append(ink.keep, True)
+    keep[j] = False
+    return replace(ink, labels=labels, stats=stats, centroids=cen, keep=keep), new_id
+
+
 def free_rank(ink: Ink, two_part: bool = True, min_h: float = 12.0
               ) -> tuple[list[int], list[int]] | str:
     """The rank of a calibration crop, knowing nothing of the deck's layout: the ink part
@@ -931,7 +1002,8 @@ SCALES = (0.85, 1.15)
 CORNER_SLACK = 5.0
 
 
-def locate(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False)) -> Found | str:
+def locate(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False),
+           box_cut: bool = False) -> Found | str:
     """The index in ``ink`` where the learned geometry ``g`` puts it, at any scale of
     :data:`SCALES`: the rank's first part (right size, near where a rank starts), then
     the parts inside the rank's and the suit's boxes at the scale that part gives.
@@ -968,6 +1040,7 @@ def locate(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False)) -> F
                 tries.append((anchor, s))
     rcx = (g.rank_union[0] + g.rank_union[2]) / 2
     best: tuple[float, Found] | None = None
+    boxed: tuple[float, Found] | None = None
     # the parts' numbers as Python lists: the same values, far cheaper one by one
     idl = ids.tolist()
     stl, cenl = st.tolist(), cen.tolist()
@@ -1002,10 +1075,19 @@ def locate(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False)) -> F
             # suit is (its learned place and size at this scale)
             half_w = 0.5 * s * (g.suit_w[1] or (g.suit_union[2] - g.suit_union[0]))
             half_h = 0.5 * s * g.suit_h[1]
-            cut = cut_joined(ink, (scx - half_w, scy - half_h, scx + half_w, scy + half_h),
-                             in_rank)
+            place = (scx - half_w, scy - half_h, scx + half_w, scy + half_h)
+            cut = cut_joined(ink, place, in_rank)
             if cut is None:
                 why = why or "no suit where the index layout puts it"
+                if box_cut:
+                    got = cut_box(ink, place, in_rank)
+                    if got is not None:
+                        new, i = got
+                        sb = union_box(new.stats, [i])
+                        fit = (abs(math.log((rb[3] - rb[1]) / (s * hmed)))
+                               + abs(math.log(max(sb[3] - sb[1], 1) / (s * g.suit_h[1]))))
+                        if boxed is None or fit < boxed[0]:
+                            boxed = (fit, Found(in_rank, [i], rb, sb, new, True))
                 continue
             used, suit0 = cut
             suit = [suit0]
@@ -1017,4 +1099,6 @@ def locate(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False)) -> F
             best = (fit, Found(in_rank, suit, rb, sb, None if used is ink else used))
     if best is not None:
         return best[1]
+    if boxed is not None:
+        return boxed[1]
     return why

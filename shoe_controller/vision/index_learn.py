@@ -50,6 +50,7 @@ from shoe_controller.vision.index_glyphs import (
     attempts,
     blurred,
     crop_corner,
+    cut_box,
     cut_joined,
     find_ink,
     find_plain_card,
@@ -163,6 +164,10 @@ class DeckLearner:
     pending: dict[str, np.ndarray] = field(default_factory=dict)
     #: the index box searched, as a multiple of the usual one (grown for a jumbo index)
     box_scale: float = 1.0
+    #: cards whose suit court art covers in part, cut out along the deck's suit box
+    #: (:func:`~shoe_controller.vision.index_glyphs.cut_box`); the reader reads a suit
+    #: cut so only for these cards
+    box_cut: set[str] = field(default_factory=set)
 
     @property
     def cut(self) -> tuple[np.ndarray, float] | None:
@@ -207,9 +212,17 @@ class DeckLearner:
             found = locate_free(ink, two_part=code[:1] in ('T', ''), min_h=min_h)
             if isinstance(found, str) and self.box_scale == 1.0 and _cut_by_the_box(ink):
                 # a jumbo index runs past the box: this deck's box is a larger one
-                # (every card is cropped alike: see :meth:`_same_box`)
+                # (every card is cropped alike: see :meth:`_same_box`) -- if the larger
+                # box shows the same rank with its suit; art running past the box (a
+                # sceptre under the rank) is no index
                 self.box_scale = BOX_GROWTH
-                return self.glyphs_of(frame, code, suit_box, min_h)
+                got = self.glyphs_of(frame, code, suit_box, min_h)
+                first = free_rank(ink, two_part=code[:1] in ('T', ''), min_h=min_h)
+                if not isinstance(got, LearnFailure) and got[2] == down \
+                        and not isinstance(first, str) \
+                        and got[0].rank_box[:2] == union_box(ink.stats, first[0])[:2]:
+                    return got
+                self.box_scale = 1.0
             if isinstance(found, str):
                 # a printed line (a frame of the court picture) joined to the index:
                 # taken out, lines longer than half the box (no glyph of it is)
@@ -222,11 +235,15 @@ class DeckLearner:
                 return found, ink, down, region
             if suit_box is not None:
                 got = _cut_free(ink, code, suit_box)
+                if got is None:
+                    # no neck: art covers part of the suit; cut along the suit's box
+                    got = _cut_free(ink, code, suit_box, along_box=True)
                 if got is not None:
                     return got, got.ink or ink, down, region
                 if "no suit below it" in found:
                     found += (" (nor a suit-sized piece with a narrow neck in the ink "
-                              "joined to it where this deck's suits are)")
+                              "joined to it where this deck's suits are, nor one part "
+                              "filling the suit's place)")
             why = why or found
         return LearnFailure("", f"at the card's corner: {why}", _TODO_POSITION)
 
@@ -298,6 +315,9 @@ class DeckLearner:
         self.samples[code] = _Sample(ink.crop, ink, found, ink_colour(ink, found.suit),
                                      _chroma(region.mean_bgr), region.level, down, region)
         self.frames[code] = frame
+        self.box_cut.discard(code)
+        if found.boxed:
+            self.box_cut.add(code)
         if found.ink is not None:
             # a suit cut out of the art must clearly be this card's suit, never a guess
             problem = self.check(code, what=("suit",))
@@ -367,11 +387,14 @@ class DeckLearner:
             found, ink, down, region = got
             self.samples[c] = _Sample(ink.crop, ink, found, ink_colour(ink, found.suit),
                                       _chroma(region.mean_bgr), region.level, down, region)
+            if not found.boxed:
+                self.box_cut.discard(c)
         return redo
 
     def discard(self, code: str) -> None:
         self.samples.pop(code, None)
         self.frames.pop(code, None)
+        self.box_cut.discard(code)
 
     def missing(self) -> list[str]:
         need = [c.code for c in ALL_CARDS if c.code not in self.samples]
@@ -423,11 +446,113 @@ class DeckLearner:
             if not (rank_off or suit_off):
                 continue
             found = _relocate(x.ink, med_box if rank_off else rb, centre, h_med)
+            if found is None and suit_off and not rank_off:
+                # no part of its own where the deck's suits are: the suit may be one
+                # part with the court art (cut at a neck, or along the suit's box)
+                found = self._cut_suit(c, x)
             if found is not None:
                 x.found = found
-                x.colour = ink_colour(x.ink, found.suit)
+                x.colour = ink_colour(found.ink or x.ink, found.suit)
+                if found.ink is not None:
+                    x.ink = found.ink
+                self.box_cut.discard(c)
+                if found.boxed:
+                    self.box_cut.add(c)
                 changed.append(c)
         return changed
+
+    def _rivals(self, code: str) -> list[tuple[str, np.ndarray]]:
+        """For a card whose suit was cut out of art along its box: its calibration crop
+        with each other suit in its suit's place instead (the glyph of that suit from
+        another card of the deck, the same rank where there is one, every calibration
+        crop showing the index in the same place) and this card's art over it. The art:
+        the ink part joined to the suit, less the deck's outline of the card's own suit
+        except where its colour is not that suit's ink (a gold knob over a black spade)."""
+        smp = self.samples[code]
+        shape = smp.crop.shape[:2]
+        plain = find_ink(smp.crop, min_part=6)
+        cut = smp.found.ink
+        if isinstance(plain, str) or cut is None:
+            return []
+        piece = np.isin(cut.labels, smp.found.suit)
+        j = int(np.bincount(plain.labels[piece].ravel()).argmax())
+        if j == 0:
+            return []
+        own = np.zeros(shape, bool)
+        inks = []
+        for c, x in self.samples.items():
+            if c[1] == code[1] and c not in self.box_cut and x.found.ink is None \
+                    and x.crop.shape[:2] == shape:
+                own |= np.isin(x.ink.labels, x.found.suit)
+                if x.colour is not None:
+                    inks.append(x.colour)
+        if not own.any():
+            return []
+        own = cv2.dilate(own.view(np.uint8), np.ones((3, 3), np.uint8)) > 0
+        art = plain.labels == j
+        if inks and smp.crop.ndim == 3:
+            # per pixel, its colour relative to the paper (as ink_colour measures it)
+            v = np.log((smp.crop.astype(np.float64) + 4.0) / (np.array(
+                cv2.mean(smp.crop, (plain.labels == 0).view(np.uint8))[:3]) + 4.0))
+            v -= v.mean(axis=2, keepdims=True)
+            unlike = np.linalg.norm(v - np.median(np.array(inks), axis=0), axis=2) > 0.5
+            art &= ~own | unlike
+        else:
+            art &= ~own
+        x0, y0, x1, y1 = smp.found.suit_box
+        m = 3
+        win = (slice(max(y0 - m, 0), y1 + m), slice(max(x0 - m, 0), x1 + m))
+        out = []
+        for suit in SUITS:
+            if suit == code[1]:
+                continue
+            donors = [c for c, x in self.samples.items()
+                      if c[1] == suit and c not in self.box_cut and x.found.ink is None
+                      and x.crop.shape[:2] == shape]
+            if not donors:
+                continue
+            donor = self.samples[min(donors, key=lambda c: (c[0] != code[0], c))]
+            rival = smp.crop.copy()
+            rival[win] = donor.crop[win]
+            rival[art] = smp.crop[art]
+            out.append((suit, rival))
+        return out
+
+    def _cut_suit(self, code: str, x: _Sample) -> Found | None:
+        """The suit of the sample ``x`` of ``code`` cut out of the art joined to it where
+        the deck's other cards of its suit have theirs (at a narrow neck, else along the
+        box); None unless the piece looks like that suit on those cards."""
+        boxes = [y.found.suit_box for c, y in self.samples.items()
+                 if c[1] == code[1] and c != code]
+        if len(boxes) < 3:
+            return None
+        m = np.median(np.array(boxes, np.float64), axis=0)
+        place = (float(m[0]), float(m[1]), float(m[2]), float(m[3]))
+        # the crop's ink as thresholded (lines taken out may have cut the art apart)
+        ink = find_ink(x.crop, min_part=6)
+        if isinstance(ink, str):
+            return None
+        rx0, ry0, rx1, ry1 = x.found.rank_box
+        st = ink.stats
+        rank = [int(i) for i in np.flatnonzero(ink.keep)
+                if rx0 - 2 <= st[i, 0] and st[i, 0] + st[i, 2] <= rx1 + 2
+                and ry0 - 2 <= st[i, 1] and st[i, 1] + st[i, 3] <= ry1 + 2]
+        if not rank:
+            return None
+        for cutter in (cut_joined, cut_box):
+            got = cutter(ink, place, rank)
+            if got is None:
+                continue
+            new, i = got
+            found = Found(rank, [i], union_box(st, rank), union_box(new.stats, [i]), new,
+                          cutter is cut_box)
+            old = x.found, x.ink
+            x.found, x.ink = found, new
+            problem = self.check(code, what=("suit",))
+            x.found, x.ink = old
+            if not problem:
+                return found
+        return None
 
     def geometry(self) -> tuple[Geometry, list[LearnFailure]]:
         """The deck's index geometry, and the cards whose index does not fit it."""
@@ -495,6 +620,7 @@ class DeckLearner:
         suit_labels: list[int] = []
         layout: dict[str, list[float]] = {}
         colours_by_suit: dict[str, list[np.ndarray]] = {su: [] for su in SUITS}
+        card_inks: dict[str, list[np.ndarray]] = {}
         for code, smp in self.samples.items():
             r_i, s_i = RANK_CHARS.index(code[0]), SUITS.index(code[1])
             lays = []
@@ -508,7 +634,7 @@ class DeckLearner:
                                    lines=lines)
                     if isinstance(ink, str):
                         break
-                    found = locate(ink, geometry)
+                    found = locate(ink, geometry, box_cut=code in self.box_cut)
                     if isinstance(found, Found):
                         break
                 if isinstance(ink, str) or isinstance(found, str) or not _same_place(
@@ -526,10 +652,16 @@ class DeckLearner:
                 ranks.append(rv)
                 rank_labels.append(r_i + 13 * b)
                 suits.append(sv)
-                suit_labels.append(s_i + 4 * b)
+                # a suit cut out of art along its box is matched apart from the clean
+                # glyphs (against the other suits under the same art): blur groups of
+                # its own, after the clean ones
+                suit_labels.append(s_i + 4 * (b + (len(BLURS) if found.boxed else 0)))
                 lays.append(_layout(found, scale))
                 col = ink_colour(ink, found.suit)
-                if col is not None:
+                if col is not None and found.boxed:
+                    # a suit with art in it: its colour is this card's own
+                    card_inks.setdefault(code, []).append(col)
+                elif col is not None:
                     colours_by_suit[code[1]].append(col)
             if len(lays) < len(AUGMENTATIONS) // 3:
                 bad.append(LearnFailure(
@@ -541,6 +673,26 @@ class DeckLearner:
             layout[code] = [float(v) for v in np.concatenate([a.min(axis=0), a.max(axis=0)])]
         if bad:
             raise LearnError("; ".join(f.line() for f in bad), bad)
+        # a suit cut out of art along its box must be told from the other suits under
+        # the same art: their views (the other suits' glyphs with this card's art over
+        # them) are learned as those suits, so the art alone decides nothing
+        for code in sorted(self.box_cut):
+            for suit, rival in self._rivals(code):
+                s_i = SUITS.index(suit)
+                for scale, angle, motion, sigma in AUGMENTATIONS:
+                    view = _view(rival, scale, angle, motion, sigma, crop)
+                    ink = find_ink(view, min_part=_min_part(geometry))
+                    if isinstance(ink, str):
+                        continue
+                    found = locate(ink, geometry, box_cut=True)
+                    if not isinstance(found, Found) or not _same_place(
+                            found, self.samples[code].found, scale, angle):
+                        continue
+                    sv = glyph_vector(found.ink or ink, found.suit, SUIT_CANVAS)
+                    if sv is not None:
+                        suits.append(sv)
+                        suit_labels.append(
+                            s_i + 4 * (len(BLURS) + BLURS.index((motion, sigma))))
         rank_t, rank_l = _distinct(np.array(ranks, np.float32), np.array(rank_labels))
         suit_t, suit_l = _distinct(np.array(suits, np.float32), np.array(suit_labels))
         colours: dict[str, object] = {
@@ -557,11 +709,17 @@ class DeckLearner:
             colours["suit_ink_spread"] = {
                 su: float(np.percentile(np.linalg.norm(np.array(colours_by_suit[su]) - ink[su],
                                                        axis=1), 95)) for su in SUITS}
+            # the ink of a suit cut out of art along its box (art in it): the card's own
+            colours["card_ink"] = {c: [float(v) for v in np.median(np.array(v), axis=0)]
+                                   for c, v in sorted(card_inks.items())}
         geom: dict[str, object] = {
             **geometry.to_json(),
             "crop_size": crop,
             "min_part": _min_part(geometry),
             "layout": layout,
+            "box_cut": sorted(self.box_cut),
+            # the first blur group of the suits cut out of art along their box
+            "box_group": len(BLURS),
             "min_region_area": 0.5 * (right - p) * (bottom - p),
             "rank_h_px": geometry.rank_h[1],
             "suit_h_px": float(np.median([x.found.suit_box[3] - x.found.suit_box[1]
@@ -618,20 +776,22 @@ def _cut_by_the_box(ink: Ink) -> bool:
     return False
 
 
-def _cut_free(ink: Ink, code: str, suit_box: tuple[float, float, float, float]
-              ) -> Found | None:
+def _cut_free(ink: Ink, code: str, suit_box: tuple[float, float, float, float],
+              along_box: bool = False) -> Found | None:
     """The index of a calibration crop whose suit is one ink part with the court art:
     the rank as :func:`~shoe_controller.vision.index_glyphs.locate_free` finds it, the
-    suit cut out where ``suit_box`` says this deck's suit is."""
+    suit cut out where ``suit_box`` says this deck's suit is: at a narrow neck, or
+    (``along_box``, art covering part of the suit) along the box."""
     got = free_rank(ink, two_part=code[:1] in ("T", ""))
     if isinstance(got, str):
         return None
     rank, _ids = got
-    cut = cut_joined(ink, suit_box, rank)
+    cut = (cut_box if along_box else cut_joined)(ink, suit_box, rank)
     if cut is None:
         return None
     new, i = cut
-    return Found(rank, [i], union_box(ink.stats, rank), union_box(new.stats, [i]), new)
+    return Found(rank, [i], union_box(ink.stats, rank), union_box(new.stats, [i]), new,
+                 along_box)
 
 
 def _relocate(ink: Ink, rank_box: tuple[float, ...], suit_centre: np.ndarray, h: float

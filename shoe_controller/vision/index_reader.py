@@ -88,10 +88,20 @@ class IndexReader:
         g, c, t = profile.geometry, profile.colours, profile.thresholds
         self._geometry = Geometry.from_json(g)
         self._ranks = _Templates(profile.rank_templates, profile.rank_labels, 13)
-        self._suits = _Templates(profile.suit_templates, profile.suit_labels, 4)
+        box_group = (int(g["box_group"]) if g.get("box_cut") and "box_group" in g
+                     else None)
+        # the deck's average suit glyph from the clean glyphs alone
+        self._suits = _Templates(profile.suit_templates, profile.suit_labels, 4, box_group)
         self._crop = (int(g["crop_size"][0]), int(g["crop_size"][1]))
         self._min_part = int(g["min_part"])
         self._attempts = attempts(self._geometry)
+        # the cards whose suit art covers in part (learned cut along the suit box)
+        self._box_cut = frozenset(str(c) for c in g.get("box_cut", []))
+        # the suits' blur groups of clean glyphs, and of suits cut out of art (after them)
+        if box_group is None:
+            box_group = self._suits.groups
+        self._clean_groups = (0, min(box_group, self._suits.groups))
+        self._boxed_groups = (self._clean_groups[1], self._suits.groups)
         geo = self._geometry
         p = 4.0
         x0 = min(geo.rank_union[0], geo.suit_union[0]) - p
@@ -120,6 +130,9 @@ class IndexReader:
                                   if _norm(ref - own) >= COLOUR_SPLIT]
                              for su, own in self._suit_ink.items()}
                             if self._suit_ink is not None else {})
+        # the learned ink of a suit cut out of art along its box (art in it), per card
+        self._card_ink = {code: np.array(v, np.float64)
+                          for code, v in (c.get("card_ink") or {}).items()}
         self._t = {k: float(v) for k, v in t.items()}
 
     # ------------------------------------------------------------------ public
@@ -206,7 +219,7 @@ class IndexReader:
             ink = find_ink(crop, self._min_part, free=free, darker=darker, lines=lines)
             if isinstance(ink, str):
                 return (0, ink)
-            found = locate(ink, self._geometry, free)
+            found = locate(ink, self._geometry, free, bool(self._box_cut))
             if isinstance(found, Found):
                 break
         if isinstance(found, str):
@@ -220,26 +233,35 @@ class IndexReader:
         r = self._ranks.match(rv, "rank", RANK_CHARS, self._t)
         if isinstance(r[1], str):
             return r
-        s = self._suits.match(sv, "suit", SUITS, self._t)
+        s = self._suits.match(sv, "suit", SUITS, self._t,
+                              self._boxed_groups if found.boxed else self._clean_groups)
         if isinstance(s[1], str):
             return s
         card = _CARDS[(r[0] + 1, SUITS[s[0]])]
+        if found.boxed and card.code not in self._box_cut:
+            # a suit cut out of art along the box is read only on the cards learned so
+            return (1, f"no suit where the index layout puts it ({card.code}'s suit is no "
+                       "part of art)")
         problem = self._layout_problem(found, card)
         if problem:
             return (4, problem)
-        problem = self._colour_problem(ink, found, card.suit)
+        problem = self._colour_problem(ink, found, card.suit,
+                                       card.code if found.boxed else "")
         if problem:
             return (5, problem)
         return (card, "down" if down else "up", min(r[1], s[1]))
 
-    def _colour_problem(self, ink: Ink, found: Found, suit: str) -> str:
-        """Colour confirms the shape or rejects the read: never the other way round."""
+    def _colour_problem(self, ink: Ink, found: Found, suit: str, boxed: str = "") -> str:
+        """Colour confirms the shape or rejects the read: never the other way round.
+        ``boxed``: the card whose suit was cut out of art along its box; its own learned
+        ink (the suit's with the art's in it) is the one to be near."""
         if self._suit_ink is None:
             return ""
         col = ink_colour(ink, found.suit)
         if col is None:
             return ""
-        d_own = _norm(col - self._suit_ink[suit])
+        own = self._card_ink.get(boxed) if boxed else None
+        d_own = _norm(col - (self._suit_ink[suit] if own is None else own))
         # the suits of the same ink as this one's (a 2-colour deck's pairs) are not rivals
         for other, ref in self._rival_inks[suit]:
             if _norm(col - ref) < d_own:
@@ -350,14 +372,17 @@ class _Templates:
     not told apart with that margin are a rejection, never a guess.
     """
 
-    def __init__(self, templates: np.ndarray, labels: np.ndarray, n: int) -> None:
+    def __init__(self, templates: np.ndarray, labels: np.ndarray, n: int,
+                 mean_groups: int | None = None) -> None:
         labels = np.asarray(labels).astype(np.int64)
         order = np.argsort(labels, kind="stable")
         t = np.asarray(templates, np.float32)[order]
         lab = labels[order]
         self.groups = int(lab.max()) // n + 1
         cls = lab % n
-        mean = np.mean([t[cls == k].mean(axis=0) for k in range(n)], axis=0)
+        # the average glyph over the first ``mean_groups`` blur groups (all by default)
+        inside = lab < n * (mean_groups or self.groups)
+        mean = np.mean([t[(cls == k) & inside].mean(axis=0) for k in range(n)], axis=0)
         res = t - mean
         res /= np.maximum(np.linalg.norm(res, axis=1, keepdims=True), 1e-9)
         self.mean = mean.astype(np.float32)
@@ -407,13 +432,18 @@ class _Templates:
         return best[0] - best[1]
 
     def match(self, g: np.ndarray, kind: str, names: str | tuple[str, ...],
-              t: dict[str, float]) -> tuple[int, float] | tuple[int, str]:
-        """(class, score) of a clear match, or (depth, why not)."""
+              t: dict[str, float], groups: tuple[int, int] | None = None
+              ) -> tuple[int, float] | tuple[int, str]:
+        """(class, score) of a clear match, or (depth, why not). ``groups``: the blur
+        groups (first, end) to match in (default: all)."""
         q = g - self.mean
         q /= max(float(np.sqrt(q.dot(q))), 1e-9)  # np.linalg.norm(q)
         raw = self._best(self.raw @ g)
         res = self._best(self.res @ q)
-        grp = int(np.argmax(res.max(axis=1))) if self.groups > 1 else 0
+        lo, hi = groups or (0, self.groups)
+        if hi <= lo:
+            return (2, f"{kind}: no learned glyph to match")
+        grp = lo + int(np.argmax(res[lo:hi].max(axis=1))) if hi - lo > 1 else lo
         raw, res = raw[grp], res[grp]
         order = np.argsort(res)[::-1].tolist()
         scores = res.tolist()  # Python floats: the same values, cheaper one by one
