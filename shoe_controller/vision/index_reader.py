@@ -113,6 +113,12 @@ class IndexReader:
         # corner): the largest scale's near edges, the smallest scale's far edges
         self._core = [(hi * x0 + 3, hi * y0 + 3), (lo * x1 - 3, hi * y0 + 3),
                       (hi * x0 + 3, lo * y1 - 3), (lo * x1 - 3, lo * y1 - 3)]
+        # points that every index covers (the narrowest rank's left edge, the lowest
+        # rank top, the suits' middle) at the smallest scale: nearest the corner they get
+        ex, ey = geo.rank_left[1] - p + 1, geo.rank_top[1] - p + 1
+        self._core_every = [(lo * ex, lo * ey), (lo * ex, lo * (geo.suit_centre[1] - p))]
+        # the crop's part where an index can be at any scale (crop px)
+        self._index_extent = (p + hi * x1 + 2, p + hi * y1 + 2)
         self._layout = {c: _layout_bounds(np.array(v, np.float64).reshape(2, -1))
                         for c, v in g["layout"].items()}
         self._min_region = float(g["min_region_area"])
@@ -206,12 +212,15 @@ class IndexReader:
                      ) -> tuple[Card, str, float] | tuple[int, str]:
         """A card read at one corner, or (how far it got, why not)."""
         free = region.free_axes(down)
-        if not self._index_can_be_in_view(frame, region, down, free):
+        whole = self._index_can_be_in_view(frame, region, down, free)
+        if not whole and not self._index_can_be_in_view(frame, region, down, free,
+                                                        self._core_every):
             return (0, "no whole index in view")
         crop = crop_corner(frame, region, down, self._crop)
         found: Found | str = ""
         for darker, lines in self._attempts:
-            if lines and any(free) and not self._crop_in_frame(frame, region, down):
+            if lines and (not whole or (any(free)
+                                        and not self._crop_in_frame(frame, region, down))):
                 # where the frame cuts the card a glyph may be cut too, its streak (the
                 # frame's edge repeated) a "line" that must stay; along known axes the
                 # whole index is in view (_index_can_be_in_view), so no line is a glyph's
@@ -219,6 +228,10 @@ class IndexReader:
             ink = find_ink(crop, self._min_part, free=free, darker=darker, lines=lines)
             if isinstance(ink, str):
                 return (0, ink)
+            if not whole and self._ink_cut_by_the_frame(ink, frame, region, down):
+                # the frame's edge crosses where some index is (a wide one), and ink
+                # runs into it there: a glyph is cut, the index not whole in view
+                return (0, "no whole index in view")
             found = locate(ink, self._geometry, free, bool(self._box_cut))
             if isinstance(found, Found):
                 break
@@ -283,17 +296,36 @@ class IndexReader:
                 return False
         return True
 
-    def _index_can_be_in_view(self, frame: np.ndarray, region: Region, down: bool,
-                              free: tuple[bool, bool]) -> bool:
-        """Could a whole index at this corner be in view? Not when part of the area every
-        index covers (at any scale of the range) is out of the frame, along an axis where
-        the corner is known (along a free one, the frame edge cuts the card: whether the
-        index is whole is for the glyphs to show)."""
+    def _ink_cut_by_the_frame(self, ink: Ink, frame: np.ndarray, region: Region,
+                              down: bool) -> bool:
+        """Is there ink out of the frame (the frame's edge repeated: a glyph the edge
+        cuts) in the part of the crop where an index can be?"""
         h, w = frame.shape[:2]
         t = math.radians(region.angle) + (math.pi if down else 0.0)
         ct, st = math.cos(t), math.sin(t)
         cx, cy = region.bottom_right if down else region.top_left
-        for u, v in self._core:
+        ch, cw = ink.labels.shape
+        uw = min(cw, math.ceil(self._index_extent[0]))
+        vh = min(ch, math.ceil(self._index_extent[1]))
+        u = np.arange(uw, dtype=np.float64) - CORNER_PAD
+        v = np.arange(vh, dtype=np.float64)[:, None] - CORNER_PAD
+        x = cx + u * ct - v * st
+        y = cy + u * st + v * ct
+        out = (x < 0) | (x >= w) | (y < 0) | (y >= h)
+        return bool(np.any(out & (ink.labels[:vh, :uw] != 0)))
+
+    def _index_can_be_in_view(self, frame: np.ndarray, region: Region, down: bool,
+                              free: tuple[bool, bool],
+                              core: list[tuple[float, float]] | None = None) -> bool:
+        """Could a whole index at this corner be in view? Not when part of the area any
+        index covers (at any scale of the range; ``core``: these points instead) is out
+        of the frame, along an axis where the corner is known (along a free one, the
+        frame edge cuts the card: whether the index is whole is for the glyphs to show)."""
+        h, w = frame.shape[:2]
+        t = math.radians(region.angle) + (math.pi if down else 0.0)
+        ct, st = math.cos(t), math.sin(t)
+        cx, cy = region.bottom_right if down else region.top_left
+        for u, v in self._core if core is None else core:
             x, y = cx + u * ct - v * st, cy + u * st + v * ct
             x_axis_out = not 0 <= x < w
             y_axis_out = not 0 <= y < h
