@@ -997,13 +997,86 @@ def locate_free(ink: Ink, two_part: bool = True, min_h: float = 12.0) -> Found |
     return why
 
 
+#: Pieces of one glyph the threshold cut apart are at most this share of the deck's
+#: shortest rank apart, one above the other.
+BROKEN_GAP = 0.15
+
+
+def merge_broken(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False)
+                 ) -> Ink | None:
+    """``ink`` with a rank the threshold cut in two made one part again: two parts one
+    above the other (overlapping in x by half the narrower, at most ``BROKEN_GAP`` of the
+    deck's shortest rank apart), the upper one where a rank's top is, together of a
+    rank's height (0.8-1.2 of the deck's at 0.85-1.15 of its scale). The new part has a
+    label of its own; None when no such pair is there.
+
+    >>> img = np.full((60, 40), 230, np.uint8)
+    >>> img[8:14, 6:18] = 20              # a 5's bar ...
+    >>> img[17:30, 6:18] = 20             # ... and its bowl, apart
+    >>> n, lab, st, cen = cv2.connectedComponentsWithStats((img < 128).view(np.uint8))
+    >>> ink = Ink(img, img, lab, st, cen, np.array([False, True, True]), 230.0, 128.0)
+    >>> geo = Geometry((6, 8, 18, 30), (6, 34, 18, 44), (8, 8), (6, 6), (22, 22, 22),
+    ...                (12, 39), (10, 10, 10))
+    >>> new = merge_broken(ink, geo)
+    >>> new.stats[-1, :4].tolist(), new.keep.tolist()
+    ([6, 8, 12, 22], [False, False, False, True])
+    """
+    st = ink.stats
+    p, e = float(CORNER_PAD), CORNER_SLACK
+    lo, hi = SCALES
+    hmin, _hmed, hmax = g.rank_h
+    gap = BROKEN_GAP * hmin
+    ids = [int(i) for i in np.flatnonzero(ink.keep)]
+    rows = {i: st[i, :4].tolist() for i in ids}
+    top_lo = p + lo * (g.rank_top[0] - p) - e
+    top_hi = p + hi * (g.rank_top[1] - p) + e
+    best: tuple[float, int, int] | None = None
+    for i in ids:
+        x, y, w, h = rows[i]
+        if not free[1] and not top_lo <= y <= top_hi:
+            continue
+        if not free[0] and not (p + lo * (g.rank_left[0] - p) - e <= x
+                                <= p + hi * (g.rank_union[2] - p)):
+            continue
+        for j in ids:
+            if j == i:
+                continue
+            x2, y2, w2, h2 = rows[j]
+            if not 0 <= y2 - (y + h) <= gap:
+                continue
+            if min(x + w, x2 + w2) - max(x, x2) < 0.5 * min(w, w2):
+                continue
+            tall = y2 + h2 - y
+            if not 0.8 * lo * hmin <= tall <= 1.2 * hi * hmax:
+                continue
+            key = x + y
+            if best is None or key < best[0]:
+                best = (key, i, j)
+    if best is None:
+        return None
+    _k, i, j = best
+    new_id = len(st)
+    labels = ink.labels.copy()
+    labels[(labels == i) | (labels == j)] = new_id
+    x0, y0 = min(rows[i][0], rows[j][0]), rows[i][1]
+    x1 = max(rows[i][0] + rows[i][2], rows[j][0] + rows[j][2])
+    y1 = rows[j][1] + rows[j][3]
+    area = int(st[i, 4] + st[j, 4])
+    stats = np.vstack([st, [[x0, y0, x1 - x0, y1 - y0, area]]]).astype(st.dtype)
+    c = (ink.centroids[i] * st[i, 4] + ink.centroids[j] * st[j, 4]) / max(area, 1)
+    cen = np.vstack([ink.centroids, [c]])
+    keep = np.append(ink.keep, True)
+    keep[i] = keep[j] = False
+    return replace(ink, labels=labels, stats=stats, centroids=cen, keep=keep)
+
+
 #: Scale range of DESIGN.md, and the corner's uncertainty (px) in a crop.
 SCALES = (0.85, 1.15)
 CORNER_SLACK = 5.0
 
 
 def locate(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False),
-           box_cut: bool = False) -> Found | str:
+           box_cut: bool = False, merge: bool = False) -> Found | str:
     """The index in ``ink`` where the learned geometry ``g`` puts it, at any scale of
     :data:`SCALES`: the rank's first part (right size, near where a rank starts), then
     the parts inside the rank's and the suit's boxes at the scale that part gives.
@@ -1026,6 +1099,14 @@ def locate(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False),
         ok &= (left >= p + lo * (g.rank_left[0] - p) - e) & (left <= p + hi * (g.rank_union[2] - p))
     cands = ids[ok]
     if len(cands) == 0:
+        if merge:
+            # a rank the threshold cut in two (a 5's bar above its bowl): its pieces,
+            # one above the other where a rank starts, as one part
+            joined = merge_broken(ink, g, free)
+            if joined is not None:
+                got = locate(joined, g, free, box_cut)
+                if isinstance(got, Found):
+                    return got if got.ink is not None else replace(got, ink=joined)
         return "no rank-sized ink where the index starts"
     cands = cands[np.argsort(st[cands, 0] + st[cands, 1])][:3]
     why = ""

@@ -218,6 +218,7 @@ class IndexReader:
             return (0, "no whole index in view")
         crop = crop_corner(frame, region, down, self._crop)
         found: Found | str = ""
+        failed: tuple[int, str] | None = None
         for darker, lines in self._attempts:
             if lines and (not whole or (any(free)
                                         and not self._crop_in_frame(frame, region, down))):
@@ -227,16 +228,29 @@ class IndexReader:
                 break
             ink = find_ink(crop, self._min_part, free=free, darker=darker, lines=lines)
             if isinstance(ink, str):
-                return (0, ink)
+                return failed or (0, ink)
             if not whole and self._ink_cut_by_the_frame(ink, frame, region, down):
                 # the frame's edge crosses where some index is (a wide one), and ink
                 # runs into it there: a glyph is cut, the index not whole in view
                 return (0, "no whole index in view")
-            found = locate(ink, self._geometry, free, bool(self._box_cut))
-            if isinstance(found, Found):
-                break
-        if isinstance(found, str):
-            return (1, found)
+            found = locate(ink, self._geometry, free, bool(self._box_cut), merge=True)
+            if isinstance(found, str):
+                continue
+            got = self._read_found(ink, found, down)
+            if isinstance(got[0], Card):
+                return got  # type: ignore[return-value]
+            # what was found is no index of the deck (a printed border's line taken for
+            # the rank, glyphs joined by blur): the crop is looked at the next way
+            if failed is None or got[0] > failed[0]:
+                failed = got  # type: ignore[assignment]
+        if failed is not None:
+            return failed
+        return (1, found if isinstance(found, str) else "no index found")
+
+    def _read_found(self, ink: Ink, found: Found, down: bool
+                    ) -> tuple[Card, str, float] | tuple[int, str]:
+        """The card of the rank and suit ``found`` in ``ink``, or (how far it got, why
+        not): both glyphs by shape, the layout, the colour."""
         if found.ink is not None:
             ink = found.ink  # the suit was cut out of the court art joined to it
         rv = glyph_vector(ink, found.rank, RANK_CANVAS)
