@@ -89,3 +89,25 @@ def test_a_thin_line_taken_for_the_rank_is_looked_past(reader: IndexReader) -> N
     card."""
     got = {code: _reads(reader, code, _with_line(code)) for code in ("QS", "4H", "KD")}
     assert sum(v == code for code, vs in got.items() for v in vs) >= 14, got
+
+
+def _lower(code: str, dy: int) -> render.CardFace:
+    """``code``'s face with its index printed ``dy`` px lower than the deck's (as a card
+    corner found that far off shows it: a degree off in the card's angle moves it so)."""
+    face = render.draw_card_face(code, STYLE)
+    img = face.image.copy()
+    x0, y0, x1, y1 = face.index_box
+    index = face.image[y0:y1, x0:x1].copy()
+    img[y0:y1, x0:x1] = face.image[y0 - 3, x0]
+    img[y0 + dy:y1 + dy, x0:x1] = index
+    return render.CardFace(img, face.mask, face.index_box)
+
+
+def test_an_index_a_little_further_from_the_corner_than_learned_is_found(
+        reader: IndexReader) -> None:
+    """An index 9 px lower than the deck's (past the 5 px the corner is known to): no
+    rank is where ranks start, so the rank is looked for 2.5 times as far and the boxes
+    are placed by it; it reads (it was rejected: "no rank-sized ink where the index
+    starts"), never as another card."""
+    got = {code: _reads(reader, code, _lower(code, 9)) for code in ("QS", "4H", "TD", "AC")}
+    assert sum(v == code for code, vs in got.items() for v in vs) >= 18, got

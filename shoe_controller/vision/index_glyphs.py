@@ -1073,10 +1073,13 @@ def merge_broken(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False)
 #: Scale range of DESIGN.md, and the corner's uncertainty (px) in a crop.
 SCALES = (0.85, 1.15)
 CORNER_SLACK = 5.0
+#: How much further a rank is looked for when none is where ranks start (the reader's
+#: last look: the corner found a few pixels off).
+LOOSE_SLACK = 2.5
 
 
 def locate(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False),
-           box_cut: bool = False, merge: bool = False) -> Found | str:
+           box_cut: bool = False, merge: bool = False, loose: bool = False) -> Found | str:
     """The index in ``ink`` where the learned geometry ``g`` puts it, at any scale of
     :data:`SCALES`: the rank's first part (right size, near where a rank starts), then
     the parts inside the rank's and the suit's boxes at the scale that part gives.
@@ -1084,6 +1087,9 @@ def locate(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False),
     part's centre there (an index column is centred), with more slack."""
     st, cen = ink.stats, ink.centroids
     p, e = float(CORNER_PAD), CORNER_SLACK
+    # loose: a rank a little further from where ranks start, the boxes placed by it
+    ec = e * (LOOSE_SLACK if loose else 1.0)
+    shift = (free[0] or loose, free[1] or loose)
     lo, hi = SCALES
     hmin, hmed, hmax = g.rank_h
     ids = np.flatnonzero(ink.keep)
@@ -1094,9 +1100,11 @@ def locate(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False),
     left = st[ids, 0].astype(np.float64)
     ok = (h >= 0.8 * lo * hmin) & (h <= 1.2 * hi * hmax)
     if not free[1]:
-        ok &= (top >= p + lo * (g.rank_top[0] - p) - e) & (top <= p + hi * (g.rank_top[1] - p) + e)
+        ok &= ((top >= p + lo * (g.rank_top[0] - p) - ec)
+               & (top <= p + hi * (g.rank_top[1] - p) + ec))
     if not free[0]:
-        ok &= (left >= p + lo * (g.rank_left[0] - p) - e) & (left <= p + hi * (g.rank_union[2] - p))
+        ok &= ((left >= p + lo * (g.rank_left[0] - p) - ec)
+               & (left <= p + hi * (g.rank_union[2] - p) + ec - e))
     cands = ids[ok]
     if len(cands) == 0:
         if merge:
@@ -1107,6 +1115,10 @@ def locate(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False),
                 got = locate(joined, g, free, box_cut)
                 if isinstance(got, Found):
                     return got if got.ink is not None else replace(got, ink=joined)
+            # the corner a few pixels off: a rank a little further from where it starts
+            got = locate(ink, g, free, box_cut, loose=True)
+            if isinstance(got, Found):
+                return got
         return "no rank-sized ink where the index starts"
     cands = cands[np.argsort(st[cands, 0] + st[cands, 1])][:3]
     why = ""
@@ -1129,8 +1141,8 @@ def locate(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False),
         anchor = int(anchor_)
         ah = float(stl[anchor][3])
         # shift of the boxes along a free axis: the anchor's centre is the rank column's
-        dx = cenl[anchor][0] - (p + s * (rcx - p)) if free[0] else 0.0
-        dy = float(stl[anchor][1]) - (p + s * (g.rank_top[0] - p)) if free[1] else 0.0
+        dx = cenl[anchor][0] - (p + s * (rcx - p)) if shift[0] else 0.0
+        dy = float(stl[anchor][1]) - (p + s * (g.rank_top[0] - p)) if shift[1] else 0.0
         ex = e + (0.2 * ah if free[0] else 0.0)
         rx0, ry0, rx1, ry1 = (p + s * (v - p) for v in g.rank_union)
         rx0, rx1, ry0, ry1 = rx0 + dx, rx1 + dx, ry0 + dy, ry1 + dy
