@@ -1084,7 +1084,14 @@ def locate(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False),
     :data:`SCALES`: the rank's first part (right size, near where a rank starts), then
     the parts inside the rank's and the suit's boxes at the scale that part gives.
     Along a ``free`` axis the corner is not known: the boxes are placed by the rank
-    part's centre there (an index column is centred), with more slack."""
+    part's centre there (an index column is centred), with more slack.
+
+    When nothing else is found: ``box_cut``, a suit that art covers in part is cut along
+    the suit box (:func:`cut_box`; the deck learned a card so); ``merge`` (the reader),
+    two pieces one above the other where a rank starts are one part
+    (:func:`merge_broken`), and then a rank ``LOOSE_SLACK`` times as far from where
+    ranks start is looked for (the card's corner found a few pixels off), the boxes
+    placed by it (``loose``)."""
     st, cen = ink.stats, ink.centroids
     p, e = float(CORNER_PAD), CORNER_SLACK
     # loose: a rank a little further from where ranks start, the boxes placed by it
