@@ -221,8 +221,17 @@ def bench_passes(style: str, n: int, seed: int, pool: mp.pool.Pool, reader: Inde
     return tally
 
 
-def resampled_passes(by_card: dict[str, list[str]], n: int, seed: int) -> Counter[str]:
-    """Passes of 5-12 frames drawn from the full-range frame verdicts of their card."""
+def resampled_passes(by_card: dict[str, list[str]], n: int, seed: int,
+                     per_card: dict[str, Counter[str]] | None = None) -> Counter[str]:
+    """Passes of 5-12 frames drawn from the full-range frame verdicts of their card
+    (``per_card``: the passes not read right are counted there too, by card, with the
+    card's number of full-range frames: a card with few frames, most rejected, is where
+    unreadable passes come from).
+
+    >>> t = resampled_passes({"QH": ["QH", "REJECT"], "2S": ["2S"]}, 400, 1)
+    >>> t["wrong"], 0 < t["unreadable"] < t["right"]
+    (0, True)
+    """
     from shoe_controller.game.cards import parse_card
     from shoe_controller.vision.reads import FrameRead
 
@@ -244,7 +253,10 @@ def resampled_passes(by_card: dict[str, list[str]], n: int, seed: int) -> Counte
         pool = by_card[label]
         k = int(rng.integers(5, 13))
         reads = [as_read(pool[int(rng.integers(len(pool)))]) for _ in range(k)]
-        tally[_pass_verdict(label, _vote(reads))] += 1  # type: ignore[arg-type]
+        got = _pass_verdict(label, _vote(reads))  # type: ignore[arg-type]
+        tally[got] += 1
+        if got != "right" and per_card is not None:
+            per_card[label][f"resampled {got} (of {len(pool)} frames)"] += 1
     return tally
 
 
@@ -477,7 +489,7 @@ def main(argv: list[str] | None = None) -> int:
                              f"{t['unreadable']} unreadable, {t['wrong']} wrong"
                              f"{'' if m else '!'}")
             if args.passes > 0 and by_card:
-                t = resampled_passes(by_card, args.passes, args.seed)
+                t = resampled_passes(by_card, args.passes, args.seed, per_card)
                 n, m = sum(t.values()), passes_met(t)
                 met &= m
                 parts.append(f"; resampled passes {100 * t['right'] / n:.3f}% right "
