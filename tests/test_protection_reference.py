@@ -170,3 +170,44 @@ def msgspec_replace(struct, **changes):
     import msgspec
 
     return msgspec.structs.replace(struct, **changes)
+
+
+def _advantage_alerts(round_: int):
+    """One deck with three of every rank dealt (13 cards left, one per rank: no pair can
+    be dealt, so the pair bets lose for sure), and an advantage threshold of -1: every bet
+    that can win is "above" it."""
+    from shoe_controller.game.events import CardDealt, IntegrityAlert, ResultConfirmed, ShoeStarted
+    from shoe_controller.game.protection import AnalyticsConfig
+
+    rules = msgspec_replace(Rules(), decks=1)
+    state = initial_state(rules, AnalyticsConfig(advantage_threshold=-1.0))
+    state, _ = protect(state, ShoeStarted(shoe=3, decks=1))
+    codes = [r + s for r in "A23456789TJQK" for s in "SHD"]
+    for i, code in enumerate(codes):
+        state, _ = protect(state, CardDealt(shoe=3, round=1, hand="player",
+                                            position=1 + i % 3, card=code))
+    _, raised = protect(state, ResultConfirmed(shoe=3, round=round_))
+    analysis = next(e for e in raised if isinstance(e, ShoeAnalysis))
+    return analysis, [e for e in raised if isinstance(e, IntegrityAlert)
+                      and e.kind == "advantage"]
+
+
+def test_an_advantage_alert_names_the_bet_its_value_and_the_round_it_is_for() -> None:
+    """docs/odds.md: an ``advantage`` alert when a bet offered on the next round has an
+    expected value above the threshold (strictly), one per bet, in the analysis' order;
+    DESIGN.md: the bonuses close after round 40, the Lucky bets after round 50."""
+    analysis, alerts = _advantage_alerts(49)
+    ev = analysis.expected_value
+    assert ev["player_pair"] == ev["banker_pair"] == -1.0  # no pair left: never above -1
+    bets = [a.evidence["bet"] for a in alerts]
+    bonuses = ("player_bonus", "banker_bonus")  # DESIGN.md: closed after round 40
+    assert bets == [b for b in ev if ev[b] > -1.0 and b not in bonuses]  # round 50's
+    assert "lucky_six" in bets and "player_pair" not in bets
+    for a in alerts:
+        assert (a.shoe, a.round) == (3, 49)
+        assert a.evidence == {"test": "expected_value", "bet": a.evidence["bet"],
+                              "statistic": ev[a.evidence["bet"]], "threshold": -1.0,
+                              "cards_left": 13, "for_round": 50}
+    _, alerts = _advantage_alerts(50)
+    later = [a.evidence["bet"] for a in alerts]
+    assert "lucky_six" not in later and "banker" in later  # round 51: Lucky bets closed
