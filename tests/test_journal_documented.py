@@ -883,3 +883,31 @@ def test_closing_twice_after_a_checkpoint_is_harmless(path):
     j.checkpoint()
     j.close()
     j.close()
+
+
+@pytest.mark.parametrize(("content", "shown"), [(b"", "?"), (b"\xff" * 40, "\ufffd" * 32)])
+def test_a_lock_holder_that_wrote_no_pid_or_junk_is_shown_as_such(path, content, shown):
+    """Another program holding the lock (not a journal writer): its file says nothing or
+    junk; the refusal shows "?" or the first 32 bytes, never raises on them."""
+    import subprocess
+    import sys
+    import textwrap
+
+    make_journal(path)
+    code = textwrap.dedent(f"""
+        import fcntl, os, sys
+        fd = os.open({path + '.lock'!r}, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o640)
+        os.write(fd, {content!r})
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        print("locked", flush=True)
+        sys.stdin.read()
+    """)
+    holder = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        assert message(JournalError, Journal.open, path) == (
+            f"journal {path} is in use by another process (pid {shown}): stop it "
+            "first (e.g. systemctl stop shoe-controller); one daemon per journal")
+    finally:
+        holder.communicate("", timeout=30)
