@@ -9,18 +9,15 @@ import pytest
 
 from shoe_controller.sim import render
 from shoe_controller.sim.render import GUIDED, Pose
-from shoe_controller.vision.index_learn import learn_profile
 from shoe_controller.vision.index_reader import IndexReader
+from tests.support.vision_decks import learned_profile
 
 STYLE = "dejavu-jumbo"
 
 
 @pytest.fixture(scope="module")
 def reader() -> IndexReader:
-    frames = {label: render.render_frame(label, STYLE, render.CALIBRATION, seed=i,
-                                         pose=Pose())[0]
-              for i, label in enumerate((*render.CARD_CODES, "CUT"))}
-    return IndexReader(learn_profile(frames))
+    return IndexReader(learned_profile(STYLE))
 
 
 def _verdict(read: object) -> str:
