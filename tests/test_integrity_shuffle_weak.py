@@ -344,22 +344,30 @@ def test_thread_filter_shares_a_card_among_its_identical_copies():
     assert all(x < 0 for x in other.logm[0]) and not base.logm.any()
 
 
+def _threads_after(old: list[str], seen: list[str], n: int):
+    """A thread filter on the previous shoe's first 400 cards that has predicted and placed
+    the first ``n`` cards of ``seen`` (each at the fair chance of its code among the cards
+    left), and how many of each code it has seen."""
+    from shoe_controller.game.shuffle_tracking import _INDEX, _Threads
+
+    th = _Threads([_INDEX[c] for c in old[:400]], DECKS)
+    count = [0] * 52
+    for i, code in enumerate(seen[:n]):
+        c = _INDEX[code]
+        th.predict(c, (DECKS - count[c]) / (416 - i))
+        th.place(c)
+        count[c] += 1
+    return th, count
+
+
 def test_thread_filter_is_a_fair_bet_card_by_card():
     # the filter alone: its prediction is a distribution over the codes left, so under a
     # fair shuffle each factor has mean 1 (brute force over the 52 codes, every component)
     import numpy as np
 
-    from shoe_controller.game.shuffle_tracking import _INDEX, _Threads
-
     old = shoe_cards(21)
     seen = cut(strip(a_shuffle(old, 16, random.Random(22)), random.Random(23)), random.Random(24))
-    th = _Threads([_INDEX[c] for c in old[:400]], DECKS)
-    count = [0] * 52
-    for i, code in enumerate(seen[:150]):
-        c = _INDEX[code]
-        th.predict(c, (DECKS - count[c]) / (416 - i))
-        th.place(c)
-        count[c] += 1
+    th, count = _threads_after(old, seen, 150)
     rest = 416 - 150
     # E[factor] = 1 for every component and mixture: the sum of p0 * exp(log factor)
     total = np.zeros_like(th.logm)
@@ -377,7 +385,7 @@ def test_thread_filter_windows_follow_the_threads_direction():
     # packet): the forward windows explain the first, the backward windows the second
     import numpy as np
 
-    from shoe_controller.game.shuffle_tracking import _INDEX, _Threads
+    from shoe_controller.game.shuffle_tracking import _Threads
 
     old = shoe_cards(25)
     riffled = a_shuffle(old, 16, random.Random(26))
@@ -385,13 +393,7 @@ def test_thread_filter_windows_follow_the_threads_direction():
     fwd = [i for i, (side, _) in enumerate(windows) if side == "forward"]
     bwd = [windows.index(("backward", windows[i][1])) for i in fwd]  # same weights
     for seen, winner, loser in ((riffled, fwd, bwd), (riffled[::-1], bwd, fwd)):
-        th = _Threads([_INDEX[c] for c in old[:400]], DECKS)
-        count = [0] * 52
-        for i, code in enumerate(seen[:120]):
-            c = _INDEX[code]
-            th.predict(c, (DECKS - count[c]) / (416 - i))
-            th.place(c)
-            count[c] += 1
+        th, _ = _threads_after(old, seen, 120)
         best = th.logm.max(1).reshape(len(_Threads.PACKETS), len(windows))
         assert np.all(best[:, winner] > best[:, loser] + 3), best
         assert best[:, winner].max() > 10
