@@ -101,6 +101,10 @@ def test_a_re_sent_card_replaces_its_position_and_is_never_shown_twice(order) ->
     p = to_payload(s)
     assert p["player"] == {"cards": player, "score": total(player)}
     assert p["banker"] == {"cards": banker, "score": total(banker)}
+    # shoe progress counts cards that left the shoe: six, however often they were re-sent
+    assert p["shoe_progress"]["cards_dealt"] == len(player) + len(banker) == 6
+    s = project(s, round_events(1, player, banker)[-2])  # the result, after the re-sends
+    assert to_payload(s)["shoe_progress"]["cards_dealt"] == 6
 
 
 def test_a_new_round_clears_the_prompt_the_pause_and_the_misdeal() -> None:

@@ -263,13 +263,16 @@ def project(state: DisplayState, event: object) -> DisplayState:
         hand = ev.get("hand")
         position = int(ev.get("position") or 0)
         card = str(ev.get("card"))
+        before = len(s.player_cards) + len(s.banker_cards)
         if hand == "player":
             s = msgspec.structs.replace(
                 s, player_cards=_with_card(s.player_cards, position, card))
         else:
             s = msgspec.structs.replace(
                 s, banker_cards=_with_card(s.banker_cards, position, card))
-        return msgspec.structs.replace(s, cards_out=s.cards_out + 1, bets_open=False)
+        # a re-sent card replaces its position: only a card new to the round left the shoe
+        grown = len(s.player_cards) + len(s.banker_cards) - before
+        return msgspec.structs.replace(s, cards_out=s.cards_out + grown, bets_open=False)
     if kind == "draw_prompt":
         return msgspec.structs.replace(s, prompt=ev.get("prompt"))
     if kind == "round_result":
