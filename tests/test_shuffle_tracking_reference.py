@@ -51,3 +51,29 @@ def test_estimated_riffles_solves_its_definition(threads: int, cards: int) -> No
     want = reference_riffles(threads, cards)
     got = estimated_riffles(threads, cards)
     assert got == want, (got, want)
+
+
+def test_the_component_named_is_the_one_that_fits() -> None:
+    old = new_deck_order(8)
+    # no card yet: every ratio is 0, a tie, and the first component listed is named
+    assert ShuffleTest.start(old, 8).component() == "tracker forward"
+    # the old order dealt again unchanged is what the forward tracker follows
+    assert ShuffleTest.start(old, 8).feed(old[:40]).component() == "tracker forward"
+    # dealt backwards from the end of the old order: the backward tracker
+    assert ShuffleTest.start(old, 8).feed(old[::-1][:40]).component() == "tracker backward"
+
+
+def test_component_names_follow_the_documented_layout() -> None:
+    from shoe_controller.game.shuffle_tracking import _component_name
+
+    trackers = ShuffleTest.start(new_deck_order(1), 1)._trackers
+    recent, threads = trackers[3], trackers[4]
+    assert _component_name(recent, 0) == "recent cards"
+    # the thread filter's values: 4 packet counts x 4 windows x 3 lambdas, in that order
+    # (16, 24, 32, 48 threads; windows 1 forward, 1 backward, 3 forward, 3 backward)
+    expected = {0: "16 threads, window 1 forward", 2: "16 threads, window 1 forward",
+                3: "16 threads, window 1 backward", 6: "16 threads, window 3 forward",
+                11: "16 threads, window 3 backward", 12: "24 threads, window 1 forward",
+                30: "32 threads, window 3 forward", 47: "48 threads, window 3 backward"}
+    for index, name in expected.items():
+        assert _component_name(threads, index) == f"thread filter, {name}"
