@@ -211,3 +211,32 @@ def test_an_advantage_alert_names_the_bet_its_value_and_the_round_it_is_for() ->
     _, alerts = _advantage_alerts(50)
     later = [a.evidence["bet"] for a in alerts]
     assert "lucky_six" not in later and "banker" in later  # round 51: Lucky bets closed
+
+
+def test_a_shoe_of_exactly_one_window_stores_that_window() -> None:
+    from shoe_controller.game.events import CardBurned, ShoeEnded, ShoeStarted
+
+    def stored(n: int) -> int:
+        codes = new_deck_order(1)[:n]
+        events = [ShoeStarted(shoe=1, decks=1), *(CardBurned(shoe=1, card=c) for c in codes),
+                  ShoeEnded(shoe=1, rounds=0, reason="cut_card")]
+        state = initial_state(Rules())
+        for ev in events:
+            state, _ = protect(state, ev)
+        return len(state.known)
+
+    # n cards hold n - 7 windows of 8 consecutive cards (none below 8)
+    assert [stored(n) for n in (7, 8, 9, 12)] == [0, 1, 2, 5]
+
+
+def test_a_shoe_replayed_after_a_restart_does_not_match_its_own_stored_windows() -> None:
+    from tests.test_protection import alerts, run, shuffled
+
+    cards = shuffled(31)
+    first, _ = run(deal(cards), initial_state(Rules(), salt=b"k"))
+    # the store already holds shoe 1 (saved before a restart); the journal replays shoe 1
+    from shoe_controller.game.shuffle_integrity import FingerprintSet
+
+    known = FingerprintSet.of((fp, 1) for fp in first.fingerprints)
+    _, out = run(deal(cards), initial_state(Rules(), known=known, salt=b"k"))
+    assert not alerts(out, "shuffle_repeat")
