@@ -911,3 +911,39 @@ def test_a_lock_holder_that_wrote_no_pid_or_junk_is_shown_as_such(path, content,
             "first (e.g. systemctl stop shoe-controller); one daemon per journal")
     finally:
         holder.communicate("", timeout=30)
+
+
+def test_a_read_only_audit_never_switches_a_file_to_wal(path):
+    # SQLite's file format: header bytes 18 and 19 are 1 for a rollback journal, 2 for WAL
+    make_journal(path)
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA journal_mode = DELETE")
+    conn.close()
+    with open(path, "rb") as f:
+        assert f.read(20)[18:20] == b"\x01\x01"
+    with Journal.open(path, readonly=True) as j:
+        assert [e.seq for e in j.replay()] == [1, 2]
+    with open(path, "rb") as f:
+        assert f.read(20)[18:20] == b"\x01\x01"
+
+
+def test_a_directory_in_the_journal_s_place_cannot_be_opened(tmp_path):
+    where = tmp_path / "adir"
+    where.mkdir()
+    text = message(JournalError, Journal.open, str(where))
+    assert text == f"journal {where}: cannot open it: unable to open database file"
+
+
+def test_a_meta_table_without_its_primary_key_still_holds_a_journal(path):
+    # the journal's tables are meta and events; nothing else need be in the file
+    make_journal(path)
+    conn = sqlite3.connect(path)
+    conn.executescript("CREATE TABLE m2 (key TEXT NOT NULL, value TEXT NOT NULL);"
+                       "INSERT INTO m2 SELECT key, value FROM meta; DROP TABLE meta;"
+                       "ALTER TABLE m2 RENAME TO meta;")
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    conn.close()
+    assert names == {"meta", "events"}
+    with Journal.open(path, readonly=True) as j:
+        assert [e.seq for e in j.replay()] == [1, 2]
+
