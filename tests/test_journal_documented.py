@@ -947,3 +947,21 @@ def test_a_meta_table_without_its_primary_key_still_holds_a_journal(path):
     with Journal.open(path, readonly=True) as j:
         assert [e.seq for e in j.replay()] == [1, 2]
 
+
+
+def test_a_file_that_fails_sqlite_s_quick_check_is_called_damaged(path):
+    with Journal.open(path, table_id="T1") as j:
+        j.append([{"type": "note", "i": i, "pad": "x" * 200} for i in range(100)], time=T)
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    page = conn.execute("PRAGMA page_size").fetchone()[0]
+    conn.close()
+    # SQLite's file format: bytes 1-2 of a b-tree page start its first freeblock; one
+    # pointing into the page's own header is free space corruption (quick_check reports
+    # it, the file still opens)
+    with open(path, "r+b") as f:
+        f.seek(2 * page + 1)
+        f.write(b"\x00\x05")
+    text = message(JournalCorrupt, Journal.open, path)
+    assert text.startswith(f"journal {path}: the SQLite file is damaged (*** in database main")
+    assert text.endswith("free space corruption); " + DAMAGED)
