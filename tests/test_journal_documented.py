@@ -965,3 +965,23 @@ def test_a_file_that_fails_sqlite_s_quick_check_is_called_damaged(path):
     text = message(JournalCorrupt, Journal.open, path)
     assert text.startswith(f"journal {path}: the SQLite file is damaged (*** in database main")
     assert text.endswith("free space corruption); " + DAMAGED)
+
+
+def test_a_read_only_journal_may_be_closed_from_another_thread(path):
+    # connect()'s contract: usable from any thread (callers serialise their own use)
+    import threading
+
+    make_journal(path)
+    j = Journal.open(path, readonly=True)
+    errors: list[BaseException] = []
+
+    def close() -> None:
+        try:
+            j.close()
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    t = threading.Thread(target=close)
+    t.start()
+    t.join(10)
+    assert errors == []
