@@ -985,3 +985,11 @@ def test_a_read_only_journal_may_be_closed_from_another_thread(path):
     t.start()
     t.join(10)
     assert errors == []
+
+
+def test_a_database_that_cannot_use_wal_is_refused_by_name():
+    from shoe_controller.journal import connect
+
+    # SQLite keeps an in-memory database's journal in memory: it reports "memory" for WAL
+    assert message(JournalError, connect, ":memory:") == (
+        "journal :memory:: cannot switch to WAL mode (got memory)")
