@@ -699,6 +699,104 @@ def oracle_run(per_kind: int, seed: int, real: bool = True) -> None:
     print(f"\n  [{time.perf_counter() - start:.0f} s]")
 
 
+#: Partial-resolution oracle: the posterior weight of a front on a card's own copy when
+#: the copy is not revealed (the real filter's choice, shuffle_tracking's lambda 0.5).
+RESOLVE_PL = 0.5
+
+
+def _resolution_peak(codes: list[str], ids: list[int], dealt: int, q: float,
+                     rng: random.Random) -> tuple[float, int | None, float]:
+    """The oracle's front predictor scored by code (``_oracle_peak`` without a graph),
+    where each dealt card's TRUE old copy is revealed with probability ``q`` only. An
+    unrevealed card is resolved as a table's test must: each component spreads it over
+    the undealt copies of its code by the posterior ``RESOLVE_PL`` x (the component's
+    front share) + (1 - ``RESOLVE_PL``) x (free share), opens its fronts by that
+    posterior and counts it dealt by that posterior (fronts on dealt mass fade). ``q = 1``
+    is the oracle's "scored by code" column; ``q = 0`` a self-resolving front filter.
+    Returns (peak, card at which it reached 10, the median over cards 51-300 of the
+    leading component's front share on the card's true copy among its code's copies)."""
+    import numpy as np
+
+    n = len(codes)
+    code = np.array([_CODE_INDEX[c] for c in codes])
+    pad = 4
+    copies = [np.flatnonzero(code == c) + pad for c in range(52)]
+    comps = [(o, tau) for o in ORACLE_OFFSETS for tau in ORACLE_TAUS]
+    u = np.zeros((len(comps), n + 2 * pad))
+    d = np.zeros((len(comps), n + 2 * pad))
+    d[:, :pad] = d[:, n + pad:] = 1.0
+    lams = np.array(ORACLE_LAMS)
+    logm = np.zeros((len(comps), len(lams)))
+    seen = np.zeros(52)
+    peak, first, shares = 0.0, None, []
+    for t, q_old in enumerate(ids[:dealt]):
+        c = code[q_old]
+        cp = copies[c]
+        p0 = (DECKS - seen[c]) / (n - t)
+        live = u * (1.0 - d)
+        total = live.sum(1)
+        mass = live[:, cp]
+        p1 = np.where(total > 0, mass.sum(1) / np.maximum(total, 1e-300), p0)
+        logm += np.log(lams[None, :] * (p1 / p0)[:, None] + 1.0 - lams[None, :])
+        top = float(logm.max())
+        value = top + math.log(float(np.exp(logm - top).mean()))
+        peak = max(peak, value)
+        if first is None and value >= CONFIG.shuffle_weak_threshold:
+            first = t
+        lead = int(np.argmax(logm.max(1)))
+        if 50 <= t < 300 and mass[lead].sum() > 0:
+            shares.append(float(mass[lead, list(cp).index(q_old + pad)] / mass[lead].sum()))
+        seen[c] += 1
+        if rng.random() < q:
+            post = np.tile((cp == q_old + pad).astype(float), (len(comps), 1))
+        else:
+            free = 1.0 - d[:, cp]
+            fs = free.sum(1, keepdims=True)
+            fr = np.where(fs > 1e-12, free / np.maximum(fs, 1e-300), 1.0 / len(cp))
+            pf = np.where((total > 0)[:, None], mass / np.maximum(total, 1e-300)[:, None], 0.0)
+            post = RESOLVE_PL * pf + (1 - RESOLVE_PL) * p0 * fr
+            post /= np.maximum(post.sum(1, keepdims=True), 1e-300)
+        d[:, cp] = np.minimum(d[:, cp] + post, 1.0)
+        for k, (o, tau) in enumerate(comps):
+            e = 1.0 if tau == math.inf else math.exp(t / tau)
+            for off, w in ORACLE_OFFSETS[o].items():
+                np.add.at(u[k], cp + off, w * e * post[k])
+    return peak, first, statistics.median(shares) if shares else math.nan
+
+
+def resolution_run(per_kind: int, seed: int) -> None:
+    """How many of the identical copies a code-scored front test must resolve: the
+    oracle's shuffles (previous shoe's dealt order, riffles, strip, cut), each card's true
+    copy revealed with probability q, the rest resolved by the test's own posterior
+    (``_resolution_peak``); the real test (``shuffle_weak``) on the same shoes."""
+    start = time.perf_counter()
+    print(f"copy resolution: each dealt card's true old copy revealed with probability q, "
+          f"the rest resolved by the fronts' posterior ({per_kind} shoes each, strip and cut,"
+          f" dealt order): caught (reached 10 by the cut card), median round, median peak, "
+          f"median share of the leading component's fronts on the card's true copy (cards "
+          f"51-300)")
+    for k, qs in ((4, (0.0, 0.25, 0.5, 1.0)), (5, (0.0, 0.1, 0.2, 0.25, 0.5, 1.0)),
+                  (6, (0.0, 0.5, 0.6, 0.8, 0.9, 1.0))):
+        rng = random.Random(seed * 31 + k)
+        shoes = [_oracle_shoe(k, True, False, rng) for _ in range(per_kind)]
+        rows: list[tuple[str, list[tuple[float, int | None]], float]] = []
+        real = [_real_peak(old, events, ids, len(old) - CUT_LEFT) for old, ids, events in shoes]
+        rows.append(("the real test", real, math.nan))
+        for q in qs:
+            r = random.Random(seed + int(q * 100))
+            res = [_resolution_peak(old, ids, len(old) - CUT_LEFT, q, r) for old, ids, _ in shoes]
+            rows.append((f"q = {q:.2f}", [(p, f) for p, f, _ in res],
+                         statistics.median(s for _, _, s in res)))
+        for name, res, share in rows:
+            got = sorted(max(1, math.ceil((f - 5) / 4.9)) for _, f in res if f is not None)
+            med = f"{statistics.median(got):5.1f}" if got else "    -"
+            peak = statistics.median(p for p, _ in res)
+            sh = "" if math.isnan(share) else f"   share {share:.3f}"
+            print(f"  {k} riffles  {name:14s} {len(got):3d}/{per_kind} ({len(got) / per_kind:4.0%})"
+                  f" {med} {peak:7.1f}{sh}", flush=True)
+    print(f"  [{time.perf_counter() - start:.0f} s]")
+
+
 def _weak_null_chunk(task: tuple[int, int]) -> list[tuple[float, float]]:
     """Peaks of the shuffle_weak test (previous shoe, new-deck order) on a chain of fair
     shoes, each against the one before it: the same test the projection runs (its peak is
@@ -880,6 +978,8 @@ def main() -> None:
                         help="shoes for the identical-card matching comparison (20)")
     parser.add_argument("--oracle", type=int, default=0,
                         help="shoes per riffle count for the oracle (true identities) (40)")
+    parser.add_argument("--resolution", type=int, default=0,
+                        help="shoes per riffle count for the copy-resolution oracle (20)")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--workers", type=int, default=1, choices=(1, 2),
                         help="processes (at most 2 on the shared machine)")
@@ -890,6 +990,8 @@ def main() -> None:
         matching_run(args.matching, args.seed)
     if args.oracle:
         oracle_run(args.oracle, args.seed)
+    if args.resolution:
+        resolution_run(args.resolution, args.seed)
     if args.stacked:
         stacked_run(args.stacked, args.seed)
     if args.weak_null:
