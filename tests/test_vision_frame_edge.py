@@ -1,7 +1,9 @@
 """An index near the frame's edge: whole in view, it is read; cut by the edge, never read
 as another card. On a development design whose ranks are centred in a column of the
 width of its widest index (``dejavu-jumbo``: a narrow J starts 38 px further from the
-corner than a 10), so where the frame's edge crosses a 10's place a J may be whole."""
+corner than a 10), so where the frame's edge crosses a 10's place a J may be whole; and
+on one with a printed border (``serif-jumbo-border``), whose line the edge cuts beside a
+whole index."""
 
 from __future__ import annotations
 
@@ -13,11 +15,17 @@ from shoe_controller.vision.index_reader import IndexReader
 from tests.support.vision_decks import learned_profile
 
 STYLE = "dejavu-jumbo"
+BORDERED = "serif-jumbo-border"
 
 
 @pytest.fixture(scope="module")
 def reader() -> IndexReader:
     return IndexReader(learned_profile(STYLE))
+
+
+@pytest.fixture(scope="module")
+def bordered() -> IndexReader:
+    return IndexReader(learned_profile(BORDERED))
 
 
 def _verdict(read: object) -> str:
@@ -26,12 +34,13 @@ def _verdict(read: object) -> str:
     return "REJECT" if read.kind == "reject" else read.kind.upper()  # type: ignore[attr-defined]
 
 
-def _at_left_edge(reader: IndexReader, code: str, x: float, seed: int) -> str:
+def _at_left_edge(reader: IndexReader, code: str, x: float, seed: int, style: str = STYLE,
+                  angle: float = 1.0, scale: float = 1.04) -> str:
     """``code`` upside down, the card's centre ``x`` px from the frame's left edge: the
     card runs off the frame to the left, its index (at the card's bottom right) near
     the edge."""
-    frame, _truth = render.render_frame(code, STYLE, GUIDED, seed,
-                                        pose=Pose((x, 232.0), True, 1.0, 1.04))
+    frame, _truth = render.render_frame(code, style, GUIDED, seed,
+                                        pose=Pose((x, 232.0), True, angle, scale))
     return _verdict(reader.read(frame))
 
 
@@ -56,4 +65,29 @@ def test_an_index_the_frames_edge_cuts_is_never_read_as_another_card(reader: Ind
     for code in ("TS", "TH", "QH", "AD", "KC", "JS", "7C"):
         for x in range(6, 58, 4):
             got = _at_left_edge(reader, code, float(x), 7)
+            assert got in (code, "REJECT"), (code, x, got)
+
+
+def test_a_printed_border_the_frames_edge_cuts_beside_a_whole_index_is_no_cut_glyph(
+        bordered: IndexReader) -> None:
+    """The card's printed border runs out of the frame where the deck's widest index
+    (a 10) would be, while a narrower index is whole in view (the card's centre 22-30 px
+    from the edge): that index is read. The border's line, thin and longer than any
+    glyph, is no glyph the edge cuts (it was rejected, "no ink near the corner": the
+    line's streak counted as a cut glyph)."""
+    got = [(code, x, seed, _at_left_edge(bordered, code, x, seed, BORDERED, -1.0, 0.9))
+           for code, xs in (("9S", (22.0, 26.0, 30.0)), ("4C", (22.0, 26.0, 30.0)),
+                            ("AD", (30.0,)), ("KC", (30.0,)))
+           for x in xs for seed in (7, 8)]
+    assert all(v in (code, "REJECT") for code, _x, _s, v in got), got
+    assert sum(v == code for code, _x, _s, v in got) >= 12, got
+
+
+def test_a_bordered_index_the_frames_edge_cuts_is_never_read_as_another_card(
+        bordered: IndexReader) -> None:
+    """On the bordered deck, cards whose index the frame's edge cuts (the border cut
+    with it) at every step from gone to whole: each frame reads right or is rejected."""
+    for code in ("TS", "QH", "AD", "KC", "9S", "7H", "4C"):
+        for x in range(6, 62, 4):
+            got = _at_left_edge(bordered, code, float(x), 7, BORDERED, -1.0, 0.9)
             assert got in (code, "REJECT"), (code, x, got)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 
+import cv2
 import numpy as np
 
 from shoe_controller.game.cards import ALL_CARDS, RANK_CHARS, SUITS, Card
@@ -55,6 +56,10 @@ from shoe_controller.vision.index_glyphs import (
 )
 from shoe_controller.vision.profile import Profile
 from shoe_controller.vision.reads import FrameRead
+
+#: A printed line thinner than this (px) everywhere: no glyph stroke the frame's edge
+#: may cut (an eroded line vanishes; a glyph joined to it leaves its stems)
+_THICK = np.ones((5, 5), np.uint8)
 
 __all__ = ["UNKNOWN_PLAIN", "IndexReader"]
 
@@ -313,7 +318,10 @@ class IndexReader:
     def _ink_cut_by_the_frame(self, ink: Ink, frame: np.ndarray, region: Region,
                               down: bool) -> bool:
         """Is there ink out of the frame (the frame's edge repeated: a glyph the edge
-        cuts) in the part of the crop where an index can be?"""
+        cuts) in the part of the crop where an index can be? A printed line (a border:
+        thin everywhere inside the frame and longer than any glyph, the lines
+        :func:`remove_lines` takes out) that the edge cuts is no glyph and does not
+        count; a glyph joined to it makes it thick, and then it counts."""
         h, w = frame.shape[:2]
         t = math.radians(region.angle) + (math.pi if down else 0.0)
         ct, st = math.cos(t), math.sin(t)
@@ -326,7 +334,26 @@ class IndexReader:
         x = cx + u * ct - v * st
         y = cy + u * st + v * ct
         out = (x < 0) | (x >= w) | (y < 0) | (y >= h)
-        return bool(np.any(out & (ink.labels[:vh, :uw] != 0)))
+        cut = out & (ink.labels[:vh, :uw] != 0)
+        if not cut.any():
+            return False
+        # the whole crop's pixels inside the frame (this path is rare: the widest
+        # index's place crosses the frame's edge)
+        u = np.arange(cw, dtype=np.float64) - CORNER_PAD
+        v = np.arange(ch, dtype=np.float64)[:, None] - CORNER_PAD
+        x = cx + u * ct - v * st
+        y = cy + u * st + v * ct
+        inside = (x >= 0) & (x < w) & (y >= 0) & (y < h)
+        length = self._attempts[-1][1]
+        for label in np.unique(ink.labels[:vh, :uw][cut]).tolist():
+            part = ((ink.labels == label) & inside).astype(np.uint8)
+            ys, xs = np.nonzero(part)
+            if len(ys) == 0:
+                return True
+            longest = max(int(ys.max() - ys.min()), int(xs.max() - xs.min())) + 1
+            if not length or longest < length or cv2.erode(part, _THICK).any():
+                return True
+        return False
 
     def _index_can_be_in_view(self, frame: np.ndarray, region: Region, down: bool,
                               free: tuple[bool, bool],
