@@ -494,6 +494,25 @@ ORACLE_OFFSETS: dict[str, dict[int, float]] = {
 }
 
 
+def _mixture_step(logm: Any, lams: Any, p1: Any, p0: Any) -> float:
+    """Add one card to every (component, bet size) log-martingale in ``logm`` (in place):
+    each bets the share ``lam`` of its wealth on the card's probability ``p1`` against the
+    fair ``p0``. Returns the log of the mixture's mean wealth over all of them.
+
+    >>> import numpy as np
+    >>> logm = np.zeros((1, 2))
+    >>> round(_mixture_step(logm, np.array([0.5, 1.0]), np.array([0.2]), 0.1), 4)  # log(1.75)
+    0.5596
+    >>> logm.round(4).tolist()  # log(1.5), log(2)
+    [[0.4055, 0.6931]]
+    """
+    import numpy as np
+
+    logm += np.log(lams[None, :] * (p1 / p0)[:, None] + 1.0 - lams[None, :])
+    top = float(logm.max())
+    return top + math.log(float(np.exp(logm - top).mean()))
+
+
 def _oracle_peak(codes: list[str], ids: list[int], dealt: int, by_identity: bool,
                  graph: dict[int, dict[int, float]] | None = None
                  ) -> tuple[float, int | None]:
@@ -536,9 +555,7 @@ def _oracle_peak(codes: list[str], ids: list[int], dealt: int, by_identity: bool
             p0 = (DECKS - seen[code[q]]) / left
             mass = u @ onehot[:, code[q]]
         p1 = np.where(total > 0, mass / np.maximum(total, 1e-300), p0)
-        logm += np.log(lams[None, :] * (p1 / p0)[:, None] + 1.0 - lams[None, :])
-        top = float(logm.max())
-        value = top + math.log(float(np.exp(logm - top).mean()))
+        value = _mixture_step(logm, lams, p1, p0)
         peak = max(peak, value)
         if first is None and value >= CONFIG.shuffle_weak_threshold:
             first = t
@@ -737,9 +754,7 @@ def _resolution_peak(codes: list[str], ids: list[int], dealt: int, q: float,
         total = live.sum(1)
         mass = live[:, cp]
         p1 = np.where(total > 0, mass.sum(1) / np.maximum(total, 1e-300), p0)
-        logm += np.log(lams[None, :] * (p1 / p0)[:, None] + 1.0 - lams[None, :])
-        top = float(logm.max())
-        value = top + math.log(float(np.exp(logm - top).mean()))
+        value = _mixture_step(logm, lams, p1, p0)
         peak = max(peak, value)
         if first is None and value >= CONFIG.shuffle_weak_threshold:
             first = t
