@@ -76,6 +76,30 @@ COLOUR_SPLIT = 0.3
 PAIR_CLOSE = 0.3
 
 
+def _out_of_frame(frame: np.ndarray, region: Region, down: bool, width: int,
+                  height: int) -> np.ndarray:
+    """Which pixels of the corner crop's first ``height`` x ``width`` lie outside the
+    frame (the crop repeats the frame's edge there), for the corner of ``region`` the
+    crop starts at (its bottom right when ``down``), turned by the region's angle.
+
+    >>> r = Region(area=16.0, angle=0.0, mean_bgr=(200.0, 200.0, 200.0), level=200.0,
+    ...            top_left=(3.0, 6.0), bottom_right=(7.0, 10.0), touches_border=False)
+    >>> CORNER_PAD  # the crop starts this far before the corner: x = 3 - 4 = -1 first
+    4
+    >>> _out_of_frame(np.zeros((10, 10)), r, False, 3, 1).tolist()
+    [[True, False, False]]
+    """
+    h, w = frame.shape[:2]
+    t = math.radians(region.angle) + (math.pi if down else 0.0)
+    ct, st = math.cos(t), math.sin(t)
+    cx, cy = region.bottom_right if down else region.top_left
+    u = np.arange(width, dtype=np.float64) - CORNER_PAD
+    v = np.arange(height, dtype=np.float64)[:, None] - CORNER_PAD
+    x = cx + u * ct - v * st
+    y = cy + u * st + v * ct
+    return (x < 0) | (x >= w) | (y < 0) | (y >= h)
+
+
 class IndexReader:
     """Reads card indices with the deck learned into ``profile``.
 
@@ -322,28 +346,15 @@ class IndexReader:
         thin everywhere inside the frame and longer than any glyph, the lines
         :func:`remove_lines` takes out) that the edge cuts is no glyph and does not
         count; a glyph joined to it makes it thick, and then it counts."""
-        h, w = frame.shape[:2]
-        t = math.radians(region.angle) + (math.pi if down else 0.0)
-        ct, st = math.cos(t), math.sin(t)
-        cx, cy = region.bottom_right if down else region.top_left
         ch, cw = ink.labels.shape
         uw = min(cw, math.ceil(self._index_extent[0]))
         vh = min(ch, math.ceil(self._index_extent[1]))
-        u = np.arange(uw, dtype=np.float64) - CORNER_PAD
-        v = np.arange(vh, dtype=np.float64)[:, None] - CORNER_PAD
-        x = cx + u * ct - v * st
-        y = cy + u * st + v * ct
-        out = (x < 0) | (x >= w) | (y < 0) | (y >= h)
-        cut = out & (ink.labels[:vh, :uw] != 0)
+        cut = _out_of_frame(frame, region, down, uw, vh) & (ink.labels[:vh, :uw] != 0)
         if not cut.any():
             return False
         # the whole crop's pixels inside the frame (this path is rare: the widest
         # index's place crosses the frame's edge)
-        u = np.arange(cw, dtype=np.float64) - CORNER_PAD
-        v = np.arange(ch, dtype=np.float64)[:, None] - CORNER_PAD
-        x = cx + u * ct - v * st
-        y = cy + u * st + v * ct
-        inside = (x >= 0) & (x < w) & (y >= 0) & (y < h)
+        inside = ~_out_of_frame(frame, region, down, cw, ch)
         length = self._attempts[-1][1]
         for label in np.unique(ink.labels[:vh, :uw][cut]).tolist():
             part = ((ink.labels == label) & inside).astype(np.uint8)
