@@ -663,6 +663,19 @@ def _real_peak(old: list[str], events: list[Any], ids: list[int], dealt: int
     return test.peak, first
 
 
+def _caught(res: list[tuple[float, int | None]], per_kind: int) -> str:
+    """One cell of the oracle tables: shoes caught (``(peak, card at which it reached
+    10)``, ``None``: never), the median round it fired in, the median peak.
+
+    >>> _caught([(12.0, 5), (3.0, None)], 2)
+    '  1/2 ( 50%)   1.0     7.5'
+    """
+    got = sorted(max(1, math.ceil((f - 5) / 4.9)) for _, f in res if f is not None)
+    med = f"{statistics.median(got):5.1f}" if got else "    -"
+    peak = statistics.median(p for p, _ in res)
+    return f"{len(got):3d}/{per_kind} ({len(got) / per_kind:4.0%}) {med} {peak:7.1f}"
+
+
 def oracle_run(per_kind: int, seed: int, real: bool = True) -> None:
     """How far a test could go if identical cards were not identical: the weak-shuffle
     table's riffles, strip, cut and tray (dealt order or collected by hand), the previous
@@ -699,12 +712,7 @@ def oracle_run(per_kind: int, seed: int, real: bool = True) -> None:
                 if not results[how]:
                     cells.append("-")
                     continue
-                got = sorted(max(1, math.ceil((f - 5) / 4.9))
-                             for _, f in results[how] if f is not None)
-                med = f"{statistics.median(got):5.1f}" if got else "    -"
-                peak = statistics.median(p for p, _ in results[how])
-                cells.append(f"{len(got):3d}/{per_kind} ({len(got) / per_kind:4.0%}) {med} "
-                             f"{peak:7.1f}")
+                cells.append(_caught(results[how], per_kind))
             print(f"  {name:32s} {k:7d}   {cells[0]:>26s}   {cells[1]:>26s}   {cells[2]:>26s}",
                   flush=True)
     print("  exact GSR log-likelihood ratio of the whole 416-card deck, no strip and no "
@@ -803,12 +811,8 @@ def resolution_run(per_kind: int, seed: int) -> None:
             rows.append((f"q = {q:.2f}", [(p, f) for p, f, _ in res],
                          statistics.median(s for _, _, s in res)))
         for name, res, share in rows:
-            got = sorted(max(1, math.ceil((f - 5) / 4.9)) for _, f in res if f is not None)
-            med = f"{statistics.median(got):5.1f}" if got else "    -"
-            peak = statistics.median(p for p, _ in res)
             sh = "" if math.isnan(share) else f"   share {share:.3f}"
-            print(f"  {k} riffles  {name:14s} {len(got):3d}/{per_kind} ({len(got) / per_kind:4.0%})"
-                  f" {med} {peak:7.1f}{sh}", flush=True)
+            print(f"  {k} riffles  {name:14s} {_caught(res, per_kind)}{sh}", flush=True)
     print(f"  [{time.perf_counter() - start:.0f} s]")
 
 
