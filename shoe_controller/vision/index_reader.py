@@ -29,6 +29,7 @@ calibration profile, learned from the casino's own deck (``shoe-calibrate learn`
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import cv2
 import numpy as np
@@ -39,11 +40,13 @@ from shoe_controller.vision.index_glyphs import (
     PLAIN_FAINT_SHARE,
     PLAIN_INK_SHARE,
     RANK_CANVAS,
+    SCALES,
     SUIT_CANVAS,
     Found,
     Geometry,
     Ink,
     Region,
+    _rank_row,
     attempts,
     crop_corner,
     find_ink,
@@ -265,7 +268,8 @@ class IndexReader:
             found = locate(ink, self._geometry, free, bool(self._box_cut), merge=True)
             if isinstance(found, str):
                 continue
-            got = self._read_found(ink, found, down)
+            cut = self._cut_beside_rank(ink, found, frame, region, down) if free[0] else None
+            got = cut if cut is not None else self._read_found(ink, found, down)
             if isinstance(got[0], Card):
                 return got  # type: ignore[return-value]
             # what was found is no index of the deck (a printed border's line taken for
@@ -275,6 +279,59 @@ class IndexReader:
         if failed is not None:
             return failed
         return (1, found if isinstance(found, str) else "no index found")
+
+    def _cut_beside_rank(self, ink: Ink, found: Found, frame: np.ndarray, region: Region,
+                         down: bool) -> tuple[Card, str, float] | tuple[int, str] | None:
+        """A rank-sized part that runs into the crop's free x edge (the frame cuts it;
+        :func:`find_ink` dropped it) in the row of the rank ``found``: the rank is not
+        whole, so what was found alone is no read (the 0 of a 10 whose 1 the frame cuts
+        can match an 8). The one such rank that is still read: a 10 whose 1 is a part
+        of its own that the frame's edge just touches (its blur tail, a serif's tip),
+        read with the 1's pixels inside the frame, its 0 whole, the 10 the match and the
+        learned layout (the rank's width) say; anything else is no whole index in view.
+        None when no cut part is beside the rank (the read goes on as it was)."""
+        st = ink.stats
+        ch, cw = ink.labels.shape
+        x, y, bw, bh, area = st.T
+        _lo, hi = SCALES
+        cut = ((x == 0) & (area >= self._min_part) & (x + bw < cw - 1) & (y > 0)
+               & (y + bh < ch - 1) & (bh <= 1.2 * hi * self._geometry.rank_h[2]))
+        cut[0] = False
+        if not cut.any() or found.ink is not None:
+            return None
+        ids = np.flatnonzero(cut).tolist()
+        row = _rank_row(st, [*found.rank, *ids], found.rank[0])
+        beside = [i for i in ids if i in row]
+        if not beside:
+            return None
+        # the cut parts' pixels inside the frame (the frame's edge repeated is no ink)
+        inside = ~_out_of_frame(frame, region, down, cw, ch)
+        labels = ink.labels.copy()
+        stats = st.copy()
+        cen = ink.centroids.copy()
+        keep = ink.keep.copy()
+        for i in beside:
+            sel = labels == i
+            labels[sel & ~inside] = 0
+            ys, xs = np.nonzero(sel & inside)
+            if len(xs) < self._min_part:
+                return (0, "no whole index in view")
+            x0, y0 = int(xs.min()), int(ys.min())
+            stats[i] = (x0, y0, int(xs.max()) + 1 - x0, int(ys.max()) + 1 - y0, len(xs))
+            cen[i] = (xs.mean(), ys.mean())
+            keep[i] = True
+        rank = [*beside, *found.rank]
+        whole = [i for i in found.rank if i not in beside]
+        first = min(rank, key=lambda i: stats[i, 0])
+        if len(beside) == 1 and whole and first in beside:
+            clipped = replace(ink, labels=labels, stats=stats, centroids=cen, keep=keep)
+            rows = [stats[i, :4].tolist() for i in rank]
+            box = (min(r[0] for r in rows), min(r[1] for r in rows),
+                   max(r[0] + r[2] for r in rows), max(r[1] + r[3] for r in rows))
+            got = self._read_found(clipped, replace(found, rank=rank, rank_box=box), down)
+            if isinstance(got[0], Card) and got[0].rank == 10:
+                return got
+        return (0, "no whole index in view")
 
     def _read_found(self, ink: Ink, found: Found, down: bool
                     ) -> tuple[Card, str, float] | tuple[int, str]:
