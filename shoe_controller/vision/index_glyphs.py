@@ -794,8 +794,8 @@ def suit_parts(st: np.ndarray, cen: np.ndarray, cands: list[int], suit0: int, ah
 NECK_SHARE = 0.4
 
 
-def cut_joined(ink: Ink, box: tuple[float, float, float, float], exclude: list[int]
-               ) -> tuple[Ink, int] | None:
+def cut_joined(ink: Ink, box: tuple[float, float, float, float], exclude: list[int],
+               sides: bool = False) -> tuple[Ink, int] | None:
     """The suit glyph where ``box`` (x0, y0, x1, y1 in crop px: where this deck's suit
     is, learned from its other cards) says, when the suit is one ink part with court art
     (a sword or sceptre starting at its point): the part that covers the box, cut at
@@ -821,6 +821,27 @@ def cut_joined(ink: Ink, box: tuple[float, float, float, float], exclude: list[i
     >>> cut_joined(Ink(img, img, lab, st, cen, np.array([False, False]), 230.0, 128.0),
     ...            (10, 10, 22, 22), []) is None
     True
+
+    ``sides`` (the reader): a suit joined from the side, at a narrow neck near the box's
+    right or left edge, is cut there too (blur joins a small club to the big pip beside
+    it). A neck as tall as the suit is no neck: nothing is cut.
+
+    >>> img = np.full((40, 60), 230, np.uint8)
+    >>> img[10:22, 10:22] = 20            # the "suit" ...
+    >>> img[15:17, 22:26] = 20            # ... a blurred bridge ...
+    >>> img[5:35, 26:56] = 20             # ... to a big pip beside it
+    >>> n, lab, st, cen = cv2.connectedComponentsWithStats((img < 128).view(np.uint8))
+    >>> ink = Ink(img, img, lab, st, cen, np.array([False, False]), 230.0, 128.0)
+    >>> cut_joined(ink, (10, 10, 22, 22), []) is None
+    True
+    >>> new, i = cut_joined(ink, (10, 10, 22, 22), [], sides=True)
+    >>> new.stats[i, :4].tolist()[:2], 12 <= int(new.stats[i, 2]) <= 14
+    ([10, 10], True)
+    >>> img[10:22, 22:26] = 20
+    >>> n, lab, st, cen = cv2.connectedComponentsWithStats((img < 128).view(np.uint8))
+    >>> cut_joined(Ink(img, img, lab, st, cen, np.array([False, False]), 230.0, 128.0),
+    ...            (10, 10, 22, 22), [], sides=True) is None
+    True
     """
     lab, st = ink.labels, ink.stats
     h, w = lab.shape
@@ -840,30 +861,15 @@ def cut_joined(ink: Ink, box: tuple[float, float, float, float], exclude: list[i
     if counts[j] < 0.2 * sw * sh:
         return None
     win = (lab[wy0:wy1, wx0:wx1] == j).view(np.uint8)
-    widths = win.sum(axis=1)
-    # the narrowest row around the box's bottom (the first of equal ones: where the
-    # suit's point meets the art)
-    r0 = max(int(y1 - 0.3 * sh) - wy0, 1)
-    r1 = min(math.ceil(y1 + 0.3 * sh) - wy0, len(widths) - 1)
-    if r1 <= r0:
+    got = _cut_at_neck(win, y1 - wy0, sh, sw, 0, "after")
+    if got is None and sides:
+        # joined from the side: the narrowest column near the box's right (a pip
+        # beside the index), then its left edge
+        got = (_cut_at_neck(win, x1 - wx0, sw, sh, 1, "after")
+               or _cut_at_neck(win, x0 - wx0, sw, sh, 1, "before"))
+    if got is None:
         return None
-    seg = widths[r0:r1 + 1]
-    cut = r0 + int(np.argmin(seg))
-    piece = win.copy()
-    piece[cut:] = 0
-    n, plab, pst, _pc = cv2.connectedComponentsWithStats(piece, connectivity=8)
-    if n < 2:
-        return None
-    k = 1 + int(np.argmax(pst[1:, 4]))
-    px, py, pw, ph, _a = (int(v) for v in pst[k])
-    widest = int((plab == k).sum(axis=1).max())
-    if widths[cut] > NECK_SHARE * widest:
-        return None
-    # inside the box's surroundings (not cut off by them), of the box's size
-    if px <= 0 or py <= 0 or px + pw >= win.shape[1]:
-        return None
-    if not (0.7 * sh <= ph <= 1.35 * sh and 0.6 * sw <= pw <= 1.5 * sw):
-        return None
+    plab, k, (px, py, pw, ph) = got
     new_id = len(st)
     labels = lab.copy()
     sub = labels[wy0:wy1, wx0:wx1]
@@ -874,6 +880,50 @@ def cut_joined(ink: Ink, box: tuple[float, float, float, float], exclude: list[i
     keep = np.append(ink.keep, True)
     keep[j] = False
     return replace(ink, labels=labels, stats=stats, centroids=cen, keep=keep), new_id
+
+
+def _cut_at_neck(win: np.ndarray, edge: float, along: float, across: float, axis: int,
+                 side: str) -> tuple[np.ndarray, int, tuple[int, int, int, int]] | None:
+    """:func:`cut_joined`'s cut of the 0/1 part ``win``: the narrowest line (a row for
+    ``axis`` 0, a column for 1) within 0.3 ``along`` (the box's size on that axis) of
+    ``edge`` (the box's edge there), the first of equal ones (where the suit's point
+    meets the art); the lines from it on (``side`` "after") or up to it ("before") are
+    taken away. Returns (labels of what is left, the biggest piece's label, its box x,
+    y, w, h) when that piece is a suit-sized glyph cut at a neck: the neck at most
+    ``NECK_SHARE`` of its widest line, the piece inside the window's sides (not cut by
+    them) and of the box's size; else None."""
+    widths = win.sum(axis=1 - axis)
+    r0 = max(int(edge - 0.3 * along), 1)
+    r1 = min(math.ceil(edge + 0.3 * along), len(widths) - 1)
+    if r1 <= r0:
+        return None
+    seg = widths[r0:r1 + 1]
+    cut = r0 + int(np.argmin(seg))
+    piece = win.copy()
+    view = piece if axis == 0 else piece.T
+    if side == "after":
+        view[cut:] = 0
+    else:
+        view[:cut + 1] = 0
+    n, plab, pst, _pc = cv2.connectedComponentsWithStats(piece, connectivity=8)
+    if n < 2:
+        return None
+    k = 1 + int(np.argmax(pst[1:, 4]))
+    px, py, pw, ph, _a = (int(v) for v in pst[k])
+    widest = int((plab == k).sum(axis=1 - axis).max())
+    if widths[cut] > NECK_SHARE * widest:
+        return None
+    # inside the box's surroundings (not cut off by them), of the box's size
+    h, w = win.shape
+    if axis == 0 and (px <= 0 or py <= 0 or px + pw >= w):
+        return None
+    if axis == 1 and (py <= 0 or py + ph >= h or (px <= 0 if side == "after"
+                                                    else px + pw >= w)):
+        return None
+    sh, sw = (along, across) if axis == 0 else (across, along)
+    if not (0.7 * sh <= ph <= 1.35 * sh and 0.6 * sw <= pw <= 1.5 * sw):
+        return None
+    return plab, k, (px, py, pw, ph)
 
 
 #: A suit that court art covers in part is cut out along the suit box only when one ink
@@ -1079,7 +1129,8 @@ LOOSE_SLACK = 2.5
 
 
 def locate(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False),
-           box_cut: bool = False, merge: bool = False, loose: bool = False) -> Found | str:
+           box_cut: bool = False, merge: bool = False, loose: bool = False,
+           sides: bool = False) -> Found | str:
     """The index in ``ink`` where the learned geometry ``g`` puts it, at any scale of
     :data:`SCALES`: the rank's first part (right size, near where a rank starts), then
     the parts inside the rank's and the suit's boxes at the scale that part gives.
@@ -1091,7 +1142,8 @@ def locate(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False),
     two pieces one above the other where a rank starts are one part
     (:func:`merge_broken`), and then a rank ``LOOSE_SLACK`` times as far from where
     ranks start is looked for (the card's corner found a few pixels off), the boxes
-    placed by it (``loose``)."""
+    placed by it (``loose``). ``sides`` (the reader): a suit joined to a pip beside it
+    is cut at a neck at the side too (:func:`cut_joined`)."""
     st, cen = ink.stats, ink.centroids
     p, e = float(CORNER_PAD), CORNER_SLACK
     # loose: a rank a little further from where ranks start, the boxes placed by it
@@ -1119,11 +1171,11 @@ def locate(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False),
             # one above the other where a rank starts, as one part
             joined = merge_broken(ink, g, free)
             if joined is not None:
-                got = locate(joined, g, free, box_cut)
+                got = locate(joined, g, free, box_cut, sides=sides)
                 if isinstance(got, Found):
                     return got if got.ink is not None else replace(got, ink=joined)
             # the corner a few pixels off: a rank a little further from where it starts
-            got = locate(ink, g, free, box_cut, loose=True)
+            got = locate(ink, g, free, box_cut, loose=True, sides=sides)
             if isinstance(got, Found):
                 return got
         return "no rank-sized ink where the index starts"
@@ -1176,7 +1228,7 @@ def locate(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False),
             half_w = 0.5 * s * (g.suit_w[1] or (g.suit_union[2] - g.suit_union[0]))
             half_h = 0.5 * s * g.suit_h[1]
             place = (scx - half_w, scy - half_h, scx + half_w, scy + half_h)
-            cut = cut_joined(ink, place, in_rank)
+            cut = cut_joined(ink, place, in_rank, sides)
             if cut is None:
                 why = why or "no suit where the index layout puts it"
                 if box_cut:

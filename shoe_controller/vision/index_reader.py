@@ -265,7 +265,8 @@ class IndexReader:
                 # the frame's edge crosses where some index is (a wide one), and ink
                 # runs into it there: a glyph is cut, the index not whole in view
                 return (0, "no whole index in view")
-            found = locate(ink, self._geometry, free, bool(self._box_cut), merge=True)
+            found = locate(ink, self._geometry, free, bool(self._box_cut), merge=True,
+                           sides=True)
             if isinstance(found, str):
                 continue
             cut = self._cut_beside_rank(ink, found, frame, region, down) if free[0] else None
