@@ -261,10 +261,18 @@ class IndexReader:
             ink = find_ink(crop, self._min_part, free=free, darker=darker, lines=lines)
             if isinstance(ink, str):
                 return failed or (0, ink)
-            if not whole and self._ink_cut_by_the_frame(ink, frame, region, down):
-                # the frame's edge crosses where some index is (a wide one), and ink
-                # runs into it there: a glyph is cut, the index not whole in view
-                return (0, "no whole index in view")
+            if not whole:
+                drop = self._ink_cut_by_the_frame(ink, frame, region, down)
+                if drop is None:
+                    # the frame's edge crosses where some index is (a wide one), and
+                    # ink runs into it there: a glyph is cut, the index not whole in
+                    # view (a darker threshold may show a blurred border line thin)
+                    failed = failed or (0, "no whole index in view")
+                    continue
+                if drop:
+                    keep = ink.keep.copy()
+                    keep[drop] = False
+                    ink = replace(ink, keep=keep)
             found = locate(ink, self._geometry, free, bool(self._box_cut), merge=True,
                            sides=True)
             if isinstance(found, str):
@@ -334,7 +342,7 @@ class IndexReader:
                 return got
         return (0, "no whole index in view")
 
-    def _read_found(self, ink: Ink, found: Found, down: bool
+    def _read_found(self, ink: Ink, found: Found, down: bool, foot: bool = True
                     ) -> tuple[Card, str, float] | tuple[int, str]:
         """The card of the rank and suit ``found`` in ``ink``, or (how far it got, why
         not): both glyphs by shape, the layout, the colour."""
@@ -358,12 +366,42 @@ class IndexReader:
                        "part of art)")
         problem = self._layout_problem(found, card)
         if problem:
+            with_foot = self._with_foot(ink, found) if foot else None
+            if with_foot is not None:
+                # the suit's thin foot, a sliver the threshold left too small for a
+                # part of its own: the whole suit read again (shape, layout, colour)
+                return self._read_found(ink, with_foot, down, foot=False)
             return (4, problem)
         problem = self._colour_problem(ink, found, card.suit,
                                        card.code if found.boxed else "")
         if problem:
             return (5, problem)
         return (card, "down" if down else "up", min(r[1], s[1]))
+
+    def _with_foot(self, ink: Ink, found: Found) -> Found | None:
+        """``found`` with the suit's foot: the ink pieces too small for a part of their
+        own (fewer than ``min_part`` pixels: a spade's or club's thin pedestal at a small
+        scale, cut off the body by the threshold) that start at the suit's bottom (2 px
+        above it to a quarter of its height below), lie under it, and are flat (at most
+        0.4 of its height); None when there are none."""
+        if found.ink is not None:
+            return None
+        st = ink.stats
+        x0, y0, x1, y1 = found.suit_box
+        sh = y1 - y0
+        x, y, w, h, area = st.T
+        ok = ((area >= 3) & (area < self._min_part) & (y >= y1 - 2) & (y <= y1 + 0.25 * sh)
+              & (x >= x0 - 2) & (x + w <= x1 + 2) & (h <= 0.4 * sh))
+        ok[0] = False
+        pieces = [i for i in np.flatnonzero(ok).tolist()
+                  if i not in found.suit and i not in found.rank]
+        if not pieces:
+            return None
+        suit = [*found.suit, *pieces]
+        rows = [st[i, :4].tolist() for i in suit]
+        box = (min(r[0] for r in rows), min(r[1] for r in rows),
+               max(r[0] + r[2] for r in rows), max(r[1] + r[3] for r in rows))
+        return replace(found, suit=suit, suit_box=box)
 
     def _colour_problem(self, ink: Ink, found: Found, suit: str, boxed: str = "") -> str:
         """Colour confirms the shape or rejects the read: never the other way round.
@@ -398,18 +436,49 @@ class IndexReader:
         return True
 
     def _ink_cut_by_the_frame(self, ink: Ink, frame: np.ndarray, region: Region,
-                              down: bool) -> bool:
+                              down: bool) -> list[int] | None:
         """Is there ink out of the frame (the frame's edge repeated: a glyph the edge
-        cuts) in the part of the crop where an index can be? A printed line (a border:
-        thin everywhere inside the frame and longer than any glyph, the lines
-        :func:`remove_lines` takes out) that the edge cuts is no glyph and does not
-        count; a glyph joined to it makes it thick, and then it counts."""
+        cuts) in the part of the crop where an index can be? None when a glyph may be
+        cut there; else the parts the edge cuts that are no glyph, for the reader to
+        drop (empty when the edge cuts nothing, or only lines that stay).
+
+        A printed line (a border: thin everywhere inside the frame and longer than any
+        glyph, the lines :func:`remove_lines` takes out) that the edge cuts is no glyph
+        and does not count; a glyph joined to it makes it thick, and then it counts.
+        Dropped as no glyph: a thin line (no stroke of the 5 x 5 ``_THICK``) longer,
+        inside the frame, than the tallest rank at the largest scale (a border the edge
+        cuts short; no part of one glyph is a thin stroke that long), and a part with
+        fewer pixels inside the frame than the least ink part (the edge's streak beside
+        a border's line, a glyph all but out of view). A dropped part is as a glyph
+        wholly out of the frame: what is in view is read (or rejected) without it."""
         ch, cw = ink.labels.shape
         uw = min(cw, math.ceil(self._index_extent[0]))
         vh = min(ch, math.ceil(self._index_extent[1]))
         cut = _out_of_frame(frame, region, down, uw, vh) & (ink.labels[:vh, :uw] != 0)
         if not cut.any():
-            return False
+            return []
+        # the whole crop's pixels inside the frame (this path is rare: the widest
+        # index's place crosses the frame's edge)
+        inside = ~_out_of_frame(frame, region, down, cw, ch)
+        length = self._attempts[-1][1]
+        _lo, hi = SCALES
+        tallest = 1.2 * hi * self._geometry.rank_h[2]
+        drop = []
+        for label in np.unique(ink.labels[:vh, :uw][cut]).tolist():
+            part = ((ink.labels == label) & inside).astype(np.uint8)
+            ys, xs = np.nonzero(part)
+            if len(ys) < self._min_part:
+                drop.append(label)
+                continue
+            longest = max(int(ys.max() - ys.min()), int(xs.max() - xs.min())) + 1
+            if cv2.erode(part, _THICK).any():
+                return None
+            if length and longest >= length:
+                continue
+            if longest < tallest:
+                return None
+            drop.append(label)
+        return drop
         # the whole crop's pixels inside the frame (this path is rare: the widest
         # index's place crosses the frame's edge)
         inside = ~_out_of_frame(frame, region, down, cw, ch)
