@@ -1,0 +1,251 @@
+"""The thread filter (``_Threads`` in shuffle_tracking.py) against a second, plainly
+written filter of its own docstring (issue 15's campaign).
+
+The mutation campaign runs shuffle_tracking's mutants without the 150 fair shoes of
+``test_fair_shoes_stay_below_villes_bound`` (60% of a survivor's cost); those shoes were
+what told a broken thread filter apart. This test does it exactly, on short shoes: every
+component's log-martingale after every card must equal the reference's.
+
+The reference follows the docstring with none of the code's economies: the live mass of
+each front is stored as it is (no lazy ``scaled * g``), decays by ``1 / (PATIENCE a)`` each
+card, each component is its own loop, and the copies of a card's code and the fronts its
+copies open are walked one by one. The figures (packets, windows, mixture weights,
+patience) are the documented ones, written out here.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Iterator
+
+import pytest
+
+from shoe_controller.game.cards import ALL_CARDS
+from shoe_controller.game.shuffle_tracking import ShuffleTest, _Threads, _Tracker, new_deck_order
+
+CODES = [c.code for c in ALL_CARDS]
+INDEX = {c: i for i, c in enumerate(CODES)}
+#: packets a (threads of 4 to about 5.6 riffles), neighbour windows (side, weight by
+#: distance), the mixtures' lambda, the patience: _Threads' docstring and comments
+PACKETS = (16, 24, 32, 48)
+WINDOWS = (("forward", (1.0,)), ("backward", (1.0,)),
+           ("forward", (0.5, 0.4, 0.1)), ("backward", (0.5, 0.4, 0.1)))
+LAMS = (0.3, 0.6, 0.9)
+PATIENCE = 1.5
+
+
+class RefComponent:
+    """One component (a packets, one window): a front's live mass and a position's dealt
+    probability for every old position, and one log-martingale per lambda."""
+
+    def __init__(self, ref: list[int], a: int, side: str, weights: tuple[float, ...],
+                 decks: int) -> None:
+        self.ref, self.a, self.decks = ref, a, decks
+        # old position q opens a front at q + d with weight w(d): after it (forward),
+        # before it (backward), up to len(weights) positions away
+        self.opens = [(d if side == "forward" else -d, w)
+                      for d, w in enumerate(weights, start=1)]
+        self.live = [0.0] * len(ref)
+        self.dealt = [0.0] * len(ref)
+        self.logm = [0.0] * len(LAMS)
+        self.seen = [0] * 52
+        self.pending: tuple[int, list[float], float, float] | None = None
+
+    def copies(self, c: int) -> list[int]:
+        return [q for q, x in enumerate(self.ref) if x == c]  # old positions of code c
+
+    def predict(self, c: int, p0: float) -> None:
+        # each live front is picked with probability 1/a (all of them scaled down to a
+        # if their mass exceeds a); what is left starts a thread anywhere (P0)
+        mass = sum(self.live)
+        per_front = (1.0 / self.a) * (min(1.0, self.a / mass) if mass > 0 else 1.0)
+        picks = [self.live[q] * per_front for q in self.copies(c)]
+        start = min(max(1.0 - mass * per_front, 0.0), 1.0) * p0
+        p1 = sum(picks) + start
+        for i, lam in enumerate(LAMS):
+            self.logm[i] += math.log(lam * p1 / p0 + (1.0 - lam))
+        self.pending = (c, picks, start, p1)
+
+    def place(self, c: int) -> None:
+        pending, self.pending = self.pending, None
+        self.seen[c] += 1
+        rho = 1.0 - 1.0 / (PATIENCE * self.a)
+        self.live = [x * rho for x in self.live]  # every front loses 1/(PATIENCE a)
+        cps = self.copies(c)
+        if pending is None or pending[0] != c or not cps:
+            return
+        _, picks, start, p1 = pending
+        free = [1.0 - self.dealt[q] for q in cps]
+        total_free = sum(free)
+        # the card's share at each copy: a front there explained it, or a start spread
+        # over the undealt copies
+        inv = 1.0 / p1
+        shares = [pick * inv + (start * inv) * (f / total_free if total_free > 0 else 0.0)
+                  for pick, f in zip(picks, free, strict=True)]
+        for q, f, s in zip(cps, free, shares, strict=True):
+            used = s / f if f > 0 else (math.inf if s > 0 else 0.0)
+            self.live[q] *= min(max(1.0 - used, 0.0), 1.0)
+            self.dealt[q] = min(self.dealt[q] + s, 1.0)
+        add = [0.0] * len(self.ref)
+        for q, s in zip(cps, shares, strict=True):
+            # fronts open at the old neighbours, weighted by the window and by how
+            # likely each one is still in the shoe; unread neighbours open nothing
+            room = [(q + d, w * (1.0 - self.dealt[q + d])) for d, w in self.opens
+                    if 0 <= q + d < len(self.ref) and self.ref[q + d] >= 0]
+            norm = sum(x for _, x in room)
+            for r, x in room:
+                if norm > 0:
+                    add[r] += s * x / norm
+        for r, x in enumerate(add):
+            x = min(x, 1.0)
+            self.live[r] += (1.0 - self.live[r]) * x
+        if self.seen[c] >= self.decks:  # no card of this code left: no front there
+            for q in cps:
+                self.live[q], self.dealt[q] = 0.0, 1.0
+
+
+def reference_values(reference: list[str | None], new: list[str | None],
+                     decks: int) -> Iterator[list[float]]:
+    """Every component's log-martingale (packets outer, window, lambda inner) before
+    the first card and after each card of ``new``, P0 as the module docstring defines
+    it."""
+    ref = [INDEX[x] if x is not None else -1 for x in reference]
+    comps = [RefComponent(ref, a, side, w, decks) for a in PACKETS for side, w in WINDOWS]
+    seen = [0] * 52
+    n = 0
+    yield [v for comp in comps for v in comp.logm]
+    for x in new:
+        if x is not None:  # an unread card counts for nothing
+            c = INDEX[x]
+            if decks - seen[c] > 0 and 52 * decks - n > 0:
+                p0 = (decks - seen[c]) / (52 * decks - n)
+                for comp in comps:
+                    comp.predict(c, p0)
+            for comp in comps:
+                comp.place(c)
+            seen[c] += 1
+            n += 1
+        yield [v for comp in comps for v in comp.logm]
+
+
+def filter_values(reference: list[str | None], new: list[str | None],
+                  decks: int) -> Iterator[list[float]]:
+    """The same, from the thread filter of ShuffleTest, fed a card at a time."""
+    test = ShuffleTest.start(reference, decks)
+    for i in range(len(new) + 1):
+        if i:
+            test = test.feed(new[i - 1 : i])
+        (threads,) = [t for t in test._trackers if isinstance(t, _Threads)]
+        yield threads.values
+
+
+def a_shuffle(cards: list, a: int, rng: random.Random) -> list:
+    """Bayer-Diaconis a-shuffle (as in test_integrity_shuffle_weak.py)."""
+    labels = [rng.randrange(a) for _ in cards]
+    starts = [sum(labels.count(j) for j in range(i)) for i in range(a)]
+    out = []
+    for j in labels:
+        out.append(cards[starts[j]])
+        starts[j] += 1
+    return out
+
+
+def shoe(decks: int, seed: int) -> list[str]:
+    cards = [c for c in CODES for _ in range(decks)]
+    random.Random(seed).shuffle(cards)
+    return cards
+
+
+def cases() -> list[tuple[str, list, list, int]]:
+    rng = random.Random(7)
+    old2 = shoe(2, 1)
+    weak2 = a_shuffle(old2, 4, rng)  # 2 riffles: long threads, fronts used up
+    stripped = list(reversed(a_shuffle(old2, 8, rng)))  # threads run backwards
+    fair2 = shoe(2, 2)
+    old8 = shoe(8, 3)
+    weak8 = a_shuffle(old8, 16, rng)
+    holed = list(old2)
+    gone = old2[40]  # a code the reference holds no copy of: its cards have no copies
+    for q, x in enumerate(old2):
+        if q in (0, 5, 6, 50, 103) or x == gone:  # unread in the reference, ends too
+            holed[q] = None
+    # The filter is not continuous where a code's last copy in the reference was dealt
+    # in full and another card of it comes: its free mass is then 0 or a rounding error,
+    # and which decides where that card's start goes. So the codes left with one copy
+    # are not dealt here (the codes with no copy and with both copies are).
+    one_copy = {x for x in old2 if holed.count(x) == 1}
+    holed_new = [x for x in weak2 if x not in one_copy]
+    unread_new = [x if i % 9 else None for i, x in enumerate(weak2)]
+    # a card of a code already dealt `decks` times (a foreign card): no prediction, and
+    # the filter's fronts only decay
+    x = weak2[0]
+    after = [i for i, y in enumerate(weak2) if y == x][-1] + 1
+    foreign = [*weak2[:after], x, *weak2[after:]]
+    # three decks dealt against a two-deck reference: the third card of a code finds its
+    # two copies (partly) used up
+    rng3 = random.Random(11)
+    three = list(weak2)
+    for y in CODES[::3]:
+        three.insert(rng3.randrange(40, len(three)), y)
+    return [
+        # every card of a 2-deck shoe: each code runs out, so its fronts are closed
+        ("2 decks, 2 riffles, whole shoe", old2, weak2, 2),
+        ("2 decks, riffled and reversed", old2, stripped, 2),
+        ("2 decks, fair", old2, fair2[:80], 2),
+        ("2 decks, reference with unread cards", holed, holed_new, 2),
+        ("2 decks, unread cards dealt", old2, unread_new, 2),
+        ("2 decks, the old order itself", old2, old2, 2),
+        ("8 decks, 4 riffles", old8, weak8[:160], 8),
+        ("2 decks, a foreign card", old2, foreign, 2),
+        ("3 decks against 2", old2, three, 3),
+    ]
+
+
+@pytest.mark.parametrize("name,reference,new,decks", cases(), ids=[c[0] for c in cases()])
+def test_the_thread_filter_is_its_docstring_card_by_card(name, reference, new, decks):
+    # after every card (so a state that goes wrong and recovers is seen too)
+    for end, (got, want) in enumerate(zip(filter_values(reference, new, decks),
+                                          reference_values(reference, new, decks),
+                                          strict=True)):
+        assert len(got) == len(want) == len(PACKETS) * len(WINDOWS) * len(LAMS)
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            assert math.isclose(g, w, rel_tol=1e-9, abs_tol=1e-9), (name, end, i, g, w)
+
+
+def test_the_documented_figures_are_the_filters() -> None:
+    assert (_Threads.PACKETS, _Threads.WINDOWS, _Threads.LAMS, _Threads.PATIENCE) == (
+        PACKETS, WINDOWS, LAMS, PATIENCE)
+
+
+def test_the_thread_filter_sees_the_weak_shoe() -> None:
+    # not a tautology of the two filters: on two riffles the thread filter's best
+    # component must gain far more than a fair shoe gives it
+    old = shoe(2, 1)
+    *_, weak = reference_values(old, a_shuffle(old, 4, random.Random(3)), 2)
+    *_, fair = reference_values(old, shoe(2, 2), 2)
+    assert len(weak) == len(fair) == len(PACKETS) * len(WINDOWS) * len(LAMS)
+    weak, fair = max(weak), max(fair)
+    assert weak > 20 and fair < 5, (weak, fair)
+
+
+def tracker(test: ShuffleTest, mode: str) -> _Tracker:
+    (t,) = [t for t in test._trackers if isinstance(t, _Tracker) and t.mode == mode]
+    return t
+
+
+def test_a_one_way_tracker_never_follows_threads_the_other_way() -> None:
+    # One deck (every code once), dealt in its old order backwards: the forward tracker
+    # (threads run forward through the old order) never has a dealt predecessor to
+    # continue, so every card starts a thread and it predicts nothing but P0 (its
+    # log-martingale stays 0); the backward tracker follows every card. And
+    # the other way round for the old order itself.
+    old = new_deck_order(1)
+    back = ShuffleTest.start(old, 1).feed(old[::-1])
+    fwd = ShuffleTest.start(old, 1).feed(old)
+    for test, blind, sees in ((back, "forward", "backward"), (fwd, "backward", "forward")):
+        t = tracker(test, blind)
+        assert (t.starts, t.links) == (52, 0), blind
+        assert max(abs(v) for v in t.logm) < 1e-12, blind  # log(lam + 1 - lam) rounds
+        other = tracker(test, sees)
+        assert other.starts == 1 and other.links == 51 and min(other.logm) > 10, sees
