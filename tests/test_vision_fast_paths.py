@@ -18,6 +18,8 @@ from shoe_controller.vision.index_glyphs import (
     SUIT_CANVAS,
     Ink,
     Region,
+    channel_max,
+    channel_min,
     crop_corner,
     find_ink,
     find_regions,
@@ -56,6 +58,22 @@ def test_percentile_u8_is_numpys(q: float) -> None:
         got = percentile_u8(a, q)
         assert type(got) is float
         assert got == float(np.percentile(a, q)), (a.shape, q)
+
+
+def test_channel_min_and_max_are_opencvs_of_the_split_channels() -> None:
+    """The darkest and brightest channel per pixel, compared in place, are OpenCV's
+    ``min``/``max`` of ``cv2.split``'s three channels, on whole images and on the
+    non-contiguous slices the reader passes (a region's box of the small frame)."""
+    rng = np.random.default_rng(11)
+    for shape in ((1, 1, 3), (7, 5, 3), (120, 160, 3), (161, 146, 3)):
+        img = rng.integers(0, 256, shape, dtype=np.uint8)
+        for a in (x for x in (img, img[1:, 2:], img[::2, ::3]) if x.size):
+            b, g, r = cv2.split(np.ascontiguousarray(a))
+            assert np.array_equal(channel_min(a), cv2.min(cv2.min(b, g), r))
+            assert np.array_equal(channel_max(a), cv2.max(cv2.max(b, g), r))
+            assert channel_min(a).flags.c_contiguous and channel_max(a).dtype == np.uint8
+    grey = rng.integers(0, 256, (4, 4), dtype=np.uint8)
+    assert channel_min(grey) is grey and channel_max(grey) is grey
 
 
 def test_median_u8_is_numpys() -> None:
