@@ -369,8 +369,11 @@ class IndexReader:
             with_foot = self._with_foot(ink, found) if foot else None
             if with_foot is not None:
                 # the suit's thin foot, a sliver the threshold left too small for a
-                # part of its own: the whole suit read again (shape, layout, colour)
-                return self._read_found(ink, with_foot, down, foot=False)
+                # part of its own: the whole suit read again (shape, layout, colour);
+                # the foot only mends the layout of the card the shapes said
+                got = self._read_found(ink, with_foot, down, foot=False)
+                if isinstance(got[0], Card) and got[0] is card:
+                    return got
             return (4, problem)
         problem = self._colour_problem(ink, found, card.suit,
                                        card.code if found.boxed else "")
