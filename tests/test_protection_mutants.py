@@ -10,9 +10,9 @@ spaces, docs/odds.md), and its own memory of what each shoe leaves for the next.
 statistics with a formula of their own are taken from their modules, which have their own
 reference tests: the adjacency test's exact mean and variance
 (``shuffle_integrity.adjacency_test``), the chi-square tests (``edge_sorting``) and the
-riffle martingale (``shuffle_tracking.ShuffleTest``, fed the whole shoe at once here).
-The projection is incremental (windows from where the last look stopped, cards fed to the
-weak-shuffle tests since the last look, alerts remembered per shoe): the two must agree on
+riffle martingale (``shuffle_tracking.ShuffleTest``).
+The projection is incremental (windows from where the last look stopped, alerts
+remembered per shoe, state carried from shoe to shoe): the two must agree on
 every alert, in order, with every figure of its evidence.
 
 Boundaries: docs/odds.md says each test alerts when its statistic *reaches* the threshold
@@ -116,6 +116,8 @@ class Reference:
         self.known: list[tuple[int, int]] = []  # (fingerprint, shoe) of earlier shoes
         self.raised: set[str] = set()
         self.stats: dict[str, list[float]] = {}  # every figure seen at a look, by test
+        self.weak: dict[str, ShuffleTest] = {}
+        self.weak_fed = 0
 
     # --- the cards
     def event(self, ev: Any) -> list[tuple]:
@@ -162,6 +164,15 @@ class Reference:
         self.shoe, self.decks = shoe, decks
         self.seq, self.oriented, self.carried = [], [], []
         self.raised, self.ended_at_cut, self.stored_seq = set(), False, None
+        # the previous shoe's order if it was dealt in full, then new-deck order (the
+        # trackers only: docs/game.md, the thread filter runs against the previous shoe
+        # only); each fed the cards as they leave the shoe
+        self.weak: dict[str, ShuffleTest] = {}
+        if self.previous_known:
+            self.weak["previous_shoe"] = ShuffleTest.start(self.previous, decks)
+        self.weak["new_deck_order"] = ShuffleTest.start(ONE_DECK * decks, decks,
+                                                        threads=False)
+        self.weak_fed = 0
 
     # --- a look: every test on the whole shoe so far
     def _look(self, round_: int | None) -> list[tuple]:
@@ -202,12 +213,9 @@ class Reference:
                           pairs=len(known_cards) - 1)
 
         # shuffle_weak: the previous shoe's order (if dealt in full), then new-deck order
-        weak = [("new_deck_order", ShuffleTest.start(ONE_DECK * self.decks, self.decks,
-                                                     threads=False))]
-        if self.previous_known:
-            weak.insert(0, ("previous_shoe", ShuffleTest.start(self.previous, self.decks)))
-        for name, test in weak:
-            test = test.feed(seq)
+        fed, self.weak_fed = self.weak_fed, len(seq)
+        for name, test in list(self.weak.items()):
+            test = self.weak[name] = test.feed(seq[fed:])
             t = cfg.shuffle_weak_threshold
             self.stats.setdefault(f"shuffle_weak_{name}", []).append(test.peak)
             if test.peak >= t:
@@ -283,8 +291,14 @@ def sorted_edges(code: str) -> str:
     return "down" if rank(code) in (6, 7, 8, 9) else "up"
 
 
+def ranks_but_not_key_sorted(code: str) -> str:
+    """Half of the key ranks (6, 7) and half of the others (A-4, and 5 of two suits) down:
+    the key-rank table is even, the 13-rank one is not."""
+    return "down" if rank(code) in (1, 2, 3, 4, 6, 7) or code in ("5S", "5H") else "up"
+
+
 def journal() -> list[Any]:
-    """Seven one-deck shoes that raise every kind of alert:
+    """Eight shoes that raise every kind of alert:
     1 new-deck order with unread cards and sorted edges (runs, order, weak, edges);
     2 a fresh shuffle, random orientation, dealt to the cut card;
     3 shoe 2's first half sorted into new-deck order, then its second half as dealt there
@@ -294,7 +308,8 @@ def journal() -> list[Any]:
       last round, and a card read after its end;
     5 shoe 4's order again, the carried card dealt first (a repeat of shoe 4 only);
     6 two decks, 26 spades first (a suit run), ended early;
-    7 a fresh shuffle (nothing to compare with)."""
+    7 a fresh shuffle (nothing to compare with);
+    8 two decks whose orientation depends on the rank but not on the key ranks 6-9."""
     rng = random.Random(5)
     shoe1 = play(with_unread(ONE_DECK, 13), 1, orient=sorted_edges)
     second = shuffled(20)
@@ -313,7 +328,9 @@ def journal() -> list[Any]:
     random.Random(60).shuffle(spades)
     shoe6 = play(spades + shuffled(60)[:4], 6, decks=2, end="new_shoe")
     shoe7 = play(shuffled(70), 7, per_round=5)
-    return shoe1 + shoe2 + shoe3 + shoe4 + shoe5 + shoe6 + shoe7
+    shoe8 = play(shuffled(80) + shuffled(81), 8, decks=2, per_round=6,
+                 orient=ranks_but_not_key_sorted)
+    return shoe1 + shoe2 + shoe3 + shoe4 + shoe5 + shoe6 + shoe7 + shoe8
 
 
 def projected(events: list[Any], config: AnalyticsConfig, salt: bytes = b""):
