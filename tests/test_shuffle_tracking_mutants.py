@@ -249,3 +249,201 @@ def test_a_one_way_tracker_never_follows_threads_the_other_way() -> None:
         assert max(abs(v) for v in t.logm) < 1e-12, blind  # log(lam + 1 - lam) rounds
         other = tracker(test, sees)
         assert other.starts == 1 and other.links == 51 and min(other.logm) > 10, sees
+
+
+# ------------------------------------------------------------------ the trackers
+
+START_BIAS, CASCADE = 0.05, 3  # the module's documented figures
+TRACKER_LAMBDAS = (0.05, 0.1, 0.2, 0.4, 0.7)
+
+
+class RefTracker:
+    """One tracking mode, as the module docstring and _Tracker's comments describe it,
+    with nothing kept up incrementally: the open fronts (a free old position whose old
+    predecessor, or successor, is placed) and the free copies are counted afresh from
+    the placed positions for every card."""
+
+    def __init__(self, ref: list[int], mode: str) -> None:
+        self.code = [-1, *ref, -1]  # a sentinel each end
+        self.mode = mode
+        self.placed = [False] * len(self.code)
+        self.unplaced = [0] * 52  # dealt cards of each code not placed yet
+        self.fc = self.bc = 1.0  # continuations seen forward / backward (either mode)
+        self.logm = [0.0] * len(TRACKER_LAMBDAS)
+        self.starts = self.links = self.adjacent = self.longest_clump = 0
+        self.clump, self.last = 1, -1
+
+    def weights(self) -> tuple[float, float]:
+        if self.mode == "forward":
+            return 1.0, 0.0
+        if self.mode == "backward":
+            return 0.0, 1.0
+        return self.fc / (self.fc + self.bc), self.bc / (self.fc + self.bc)
+
+    def fronts(self, c: int | None, step: int) -> int:
+        """Free old positions (of code ``c``, or any) whose neighbour ``step`` away is
+        placed: where the next card of a thread running that way comes from."""
+        return sum(1 for p in range(1, len(self.code) - 1)
+                   if self.code[p] >= 0 and not self.placed[p] and self.placed[p - step]
+                   and (c is None or self.code[p] == c))
+
+    def free(self, c: int) -> int:
+        return sum(1 for p, x in enumerate(self.code) if x == c and not self.placed[p])
+
+    def predict(self, c: int, p0: float) -> None:
+        af, ab = self.weights()
+        total = af * self.fronts(None, 1) + ab * self.fronts(None, -1)
+        p1 = (af * self.fronts(c, 1) + ab * self.fronts(c, -1)) / total if total > 0 else p0
+        for i, lam in enumerate(TRACKER_LAMBDAS):
+            self.logm[i] += math.log(lam * p1 / p0 + 1.0 - lam)
+
+    def support(self, r: int) -> float:
+        """1 if a card is placed at old position r, else the share of its code's free
+        copies that unplaced cards of that code hold."""
+        if self.placed[r]:
+            return 1.0
+        c = self.code[r]
+        if c < 0 or self.unplaced[c] == 0:
+            return 0.0
+        return self.unplaced[c] / self.free(c)
+
+    def place(self, c: int) -> None:
+        af, ab = self.weights()
+        # the free copy best supported by a dealt neighbour (forward before backward,
+        # the first copy in old order on a tie)
+        best, bq, forward = 0.0, None, True
+        for q, x in enumerate(self.code):
+            if x != c or self.placed[q]:
+                continue
+            for s, fwd in ((af * self.support(q - 1) if af else 0.0, True),
+                           (ab * self.support(q + 1) if ab else 0.0, False)):
+                if s > best:
+                    best, bq, forward = s, q, fwd
+        free = self.free(c)
+        if bq is None or best < START_BIAS / max(free, 1):
+            # continues no front: a thread begins; the card waits unplaced (if a free
+            # copy is left for it)
+            if free > self.unplaced[c]:
+                self.unplaced[c] += 1
+            self.starts += 1
+            self.clump_at(None)
+            return
+        if forward:
+            self.fc += 1
+        else:
+            self.bc += 1
+        self.links += 1
+        self.placed[bq] = True
+        # the unplaced cards of its old neighbours fall into place, up to CASCADE deep
+        for step in (-1, 1):
+            s = bq + step
+            for _ in range(CASCADE):
+                cs = self.code[s]
+                if self.placed[s] or cs < 0 or self.unplaced[cs] == 0:
+                    break
+                self.unplaced[cs] -= 1
+                self.placed[s] = True
+                s += step
+        self.clump_at(bq)
+
+    def clump_at(self, q: int | None) -> None:
+        # consecutive new cards that were old neighbours, and the longest run of them
+        if q is not None and self.last is not None and self.last >= 0 and abs(q - self.last) == 1:
+            self.adjacent += 1
+            self.clump += 1
+        else:
+            self.clump = 1
+        self.longest_clump = max(self.longest_clump, self.clump if q is not None else 0)
+        self.last = q if q is not None else -1
+
+    def figures(self) -> tuple:
+        return (self.starts, self.links, self.adjacent, self.longest_clump)
+
+
+def reference_trackers(reference: list[str | None], new: list[str | None],
+                       decks: int) -> Iterator[list[tuple[list[float], tuple]]]:
+    ref = [INDEX[x] if x is not None else -1 for x in reference]
+    trackers = [RefTracker(ref, mode) for mode in ("forward", "backward", "either")]
+    seen = [0] * 52
+    n = 0
+    yield [(list(t.logm), t.figures()) for t in trackers]
+    for x in new:
+        if x is not None:
+            c = INDEX[x]
+            if decks - seen[c] > 0 and 52 * decks - n > 0:
+                p0 = (decks - seen[c]) / (52 * decks - n)
+                for t in trackers:
+                    t.predict(c, p0)
+            for t in trackers:
+                t.place(c)
+            seen[c] += 1
+            n += 1
+        yield [(list(t.logm), t.figures()) for t in trackers]
+
+
+def module_trackers(reference: list[str | None], new: list[str | None],
+                    decks: int) -> Iterator[list[tuple[list[float], tuple]]]:
+    test = ShuffleTest.start(reference, decks, threads=False)
+    for i in range(len(new) + 1):
+        if i:
+            test = test.feed(new[i - 1 : i])
+        yield [(list(tracker(test, m).logm),
+                (tracker(test, m).starts, tracker(test, m).links, tracker(test, m).adjacent,
+                 tracker(test, m).longest_clump)) for m in ("forward", "backward", "either")]
+
+
+def tracker_cases() -> list[tuple[str, list, list, int]]:
+    rng = random.Random(5)
+    old1 = list(CODES)
+    rng.shuffle(old1)
+    old2 = shoe(2, 4)
+    old8 = shoe(8, 6)
+    riffled8 = a_shuffle(old8, 16, rng)
+    cut8 = riffled8[150:] + riffled8[:150]
+    holed = [None if i % 17 == 3 else x for i, x in enumerate(old2)]
+    stripped: list[str] = []
+    deck = a_shuffle(old2, 8, rng)
+    while deck:  # a strip: packets of 1-5 cards off the top, each onto the last
+        k = rng.randint(1, 5)
+        stripped = deck[:k] + stripped
+        deck = deck[k:]
+    return [
+        ("1 deck, 3 riffles", old1, a_shuffle(old1, 8, rng), 1),
+        ("1 deck, backwards", old1, old1[::-1], 1),
+        ("2 decks, 2 riffles", old2, a_shuffle(old2, 4, rng), 2),
+        ("2 decks, riffles and a strip", old2, stripped, 2),
+        ("2 decks, unread cards both sides", holed,
+         [x if i % 11 else None for i, x in enumerate(a_shuffle(old2, 4, rng))], 2),
+        ("2 decks, fair", old2, shoe(2, 9)[:70], 2),
+        ("8 decks, 4 riffles and a cut", old8, cut8[:150], 8),
+        ("8 decks, the old order", old8, old8[:120], 8),
+        # the either-mode tracker at START_BIAS: k cards backwards, then one forward
+        ("1 deck, either mode exactly at the start bias", old1, [*old1[18::-1], old1[19]], 1),
+        ("1 deck, either mode below the start bias", old1, [*old1[28::-1], old1[29]], 1),
+    ]
+
+
+def test_a_card_continues_a_front_when_its_support_is_at_least_the_start_bias() -> None:
+    # One deck, the old order read backwards from position 19 (a thread begun, then 18
+    # backward continuations: fc = 1, bc = 19), then the card after position 19: its
+    # forward support is fc / (fc + bc) = 1/20 = START_BIAS exactly, per free copy (one):
+    # "at least" (START_BIAS's comment), so it continues the front. From position 29
+    # (bc = 29) the support 1/30 is below it: a new thread.
+    old = new_deck_order(1)
+    at = tracker(ShuffleTest.start(old, 1).feed([*old[18::-1], old[19]]), "either")
+    assert (at.fc, at.bc, at.links, at.starts) == (2.0, 19.0, 19, 1)
+    below = tracker(ShuffleTest.start(old, 1).feed([*old[28::-1], old[29]]), "either")
+    assert (below.fc, below.bc, below.links, below.starts) == (1.0, 29.0, 28, 2)
+
+
+@pytest.mark.parametrize("name,reference,new,decks", tracker_cases(),
+                         ids=[c[0] for c in tracker_cases()])
+def test_the_trackers_are_their_description_card_by_card(name, reference, new, decks):
+    for end, (got, want) in enumerate(zip(module_trackers(reference, new, decks),
+                                          reference_trackers(reference, new, decks),
+                                          strict=True)):
+        for mode, (g, w) in zip(("forward", "backward", "either"), zip(got, want, strict=True),
+                                strict=True):
+            assert g[1] == w[1], (name, end, mode, "starts, links, adjacent, longest clump")
+            for gv, wv in zip(g[0], w[0], strict=True):
+                assert math.isclose(gv, wv, rel_tol=1e-9, abs_tol=1e-9), (name, end, mode)
