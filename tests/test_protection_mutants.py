@@ -298,7 +298,7 @@ def ranks_but_not_key_sorted(code: str) -> str:
 
 
 def journal() -> list[Any]:
-    """Eight shoes that raise every kind of alert:
+    """Ten shoes that raise every kind of alert:
     1 new-deck order with unread cards and sorted edges (runs, order, weak, edges);
     2 a fresh shuffle, random orientation, dealt to the cut card;
     3 shoe 2's first half sorted into new-deck order, then its second half as dealt there
@@ -309,7 +309,8 @@ def journal() -> list[Any]:
     5 shoe 4's order again, the carried card dealt first (a repeat of shoe 4 only);
     6 two decks, 26 spades first (a suit run), ended early;
     7 a fresh shuffle (nothing to compare with);
-    8 two decks whose orientation depends on the rank but not on the key ranks 6-9."""
+    8 two decks whose orientation depends on the rank but not on the key ranks 6-9;
+    9, 10 new-deck order twice (both weak-shuffle references alert at one look)."""
     rng = random.Random(5)
     shoe1 = play(with_unread(ONE_DECK, 13), 1, orient=sorted_edges)
     second = shuffled(20)
@@ -330,7 +331,9 @@ def journal() -> list[Any]:
     shoe7 = play(shuffled(70), 7, per_round=5)
     shoe8 = play(shuffled(80) + shuffled(81), 8, decks=2, per_round=6,
                  orient=ranks_but_not_key_sorted)
-    return shoe1 + shoe2 + shoe3 + shoe4 + shoe5 + shoe6 + shoe7 + shoe8
+    shoe9 = play(ONE_DECK, 9, per_round=5)
+    shoe10 = play(ONE_DECK, 10, per_round=5)
+    return shoe1 + shoe2 + shoe3 + shoe4 + shoe5 + shoe6 + shoe7 + shoe8 + shoe9 + shoe10
 
 
 def projected(events: list[Any], config: AnalyticsConfig, salt: bytes = b""):
