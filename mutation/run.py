@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import fnmatch
 import json
 import os
 import re
@@ -320,9 +321,44 @@ def missing_tests(name: str) -> list[str]:
     return [t for t in MODULES[name][1] if not (ROOT / t).is_file()]
 
 
+def mutant_names(workdir: Path, target: str, env: dict[str, str]) -> list[str]:
+    """Every mutant mutmut makes of ``target`` (full names), by mutmut's own generator,
+    in ``workdir`` (whose pyproject.toml has the module's [tool.mutmut] section)."""
+    code = ("import sys\n"
+            "from mutmut.mutation.file_mutation import mutate_file_contents\n"
+            "t = sys.argv[1]\n"
+            "r = mutate_file_contents(t, open(t, encoding='utf-8').read())\n"
+            "print('\\n'.join(r.mutant_names))\n")
+    proc = subprocess.run([sys.executable, "-c", code, target], cwd=workdir, env=env,
+                          capture_output=True, text=True, check=True)
+    module = target.removesuffix(".py").replace("/", ".")
+    return [f"{module}.{n}" for n in proc.stdout.split()]
+
+
+def to_run(names: list[str], only: list[str] | None, equivalent: dict[str, str]
+           ) -> tuple[list[str], list[str]]:
+    """(the mutants to run, the listed equivalents left out): ``only``'s patterns (or
+    all), less the mutants listed in equivalent.txt. Leaving a listed one out never
+    raises a score: run, it either survives (listed: out of the score either way) or is
+    killed, which would count it as killed, (k + 1) / (n + 1) >= k / n.
+
+    >>> to_run(["m.x_f__mutmut_1", "m.x_f__mutmut_2", "m.x_g__mutmut_1"], None,
+    ...        {"m.x_f__mutmut_2": "why"})
+    (['m.x_f__mutmut_1', 'm.x_g__mutmut_1'], ['m.x_f__mutmut_2'])
+    >>> to_run(["m.x_f__mutmut_1", "m.x_f__mutmut_2", "m.x_g__mutmut_1"], ["m.x_f*"],
+    ...        {"m.x_f__mutmut_2": "why"})
+    (['m.x_f__mutmut_1'], ['m.x_f__mutmut_2'])
+    """
+    chosen = [n for n in names
+              if only is None or any(n == p or fnmatch.fnmatchcase(n, p) for p in only)]
+    return ([n for n in chosen if n not in equivalent],
+            [n for n in chosen if n in equivalent])
+
+
 def run_module(name: str, nice: int, max_children: int, only: list[str] | None = None,
                report_only: bool = False, workdir_name: str | None = None,
-               fresh: bool = False, profile: bool = False) -> dict[str, object]:
+               fresh: bool = False, profile: bool = False,
+               run_equivalent: bool = False) -> dict[str, object]:
     target, tests = MODULES[name]
     workdir = BUILD / (workdir_name or name)
     if not report_only:
@@ -341,8 +377,22 @@ def run_module(name: str, nice: int, max_children: int, only: list[str] | None =
     if not report_only:
         (workdir / "mutants" / "mutation-profile.jsonl").unlink(missing_ok=True)
     started = time.monotonic()
+    skipped_file = workdir / "mutation-equivalent-not-run.txt"
+    selection = only
+    if not report_only:
+        skipped_file.unlink(missing_ok=True)
+        if not run_equivalent:
+            # the listed equivalents are survivors, and survivors run every test
+            # mapped to them (journal lists 116): not run, and reported
+            chosen, skipped = to_run(mutant_names(workdir, target, env), only,
+                                     load_equivalent())
+            if chosen and skipped:
+                selection = chosen
+                skipped_file.write_text("".join(f"{m}\n" for m in skipped))
+    skipped_names = (set(skipped_file.read_text().split()) if skipped_file.exists()
+                     else set())
     cmd = ["nice", "-n", str(nice), sys.executable, "-m", "mutmut", "run",
-           "--max-children", str(max_children), *(only or [])]
+           "--max-children", str(max_children), *(selection or [])]
     log = workdir / "mutmut-run.log"
     returncode, cpu = 0, 0.0
     if not report_only:
@@ -367,7 +417,8 @@ def run_module(name: str, nice: int, max_children: int, only: list[str] | None =
         elapsed, cpu = saved.get("wall_seconds", 0.0), saved.get("cpu_seconds", 0.0)
     else:
         times.write_text(json.dumps({"wall_seconds": elapsed, "cpu_seconds": cpu,
-                                     "command": cmd}) + "\n")
+                                     "command": [*cmd[:7], f"... {len(cmd) - 7} more"]
+                                     if len(cmd) > 12 else cmd}) + "\n")
     status = results(workdir, env)
     if not report_only:
         _record_killers(workdir)
@@ -382,6 +433,11 @@ def run_module(name: str, nice: int, max_children: int, only: list[str] | None =
         if m in status:
             status[m] = "import error"
     equivalent = load_equivalent()
+    # listed equivalents left out of the run: counted as listed survivors (out of the
+    # score), as a run would have found them, or killed them (see to_run)
+    for m in skipped_names:
+        if status.get(m) == "not checked":
+            status[m] = "survived"
     killed = sum(1 for s in status.values() if s in ("killed", "timeout"))
     survivors = sorted(m for m, s in status.items() if s == "survived")
     listed = [m for m in survivors if m in equivalent]
@@ -398,7 +454,8 @@ def run_module(name: str, nice: int, max_children: int, only: list[str] | None =
     return {"module": name, "file": target, "mutants": total, "killed": killed,
             "survived": len(survivors), "equivalent": len(listed), "other": other,
             "unlisted": unlisted, "score": score, "seconds": elapsed, "cpu_seconds": cpu,
-            "timeouts": timeouts, "unchecked": unchecked, "import_errors": len(import_errors)}
+            "timeouts": timeouts, "unchecked": unchecked, "import_errors": len(import_errors),
+            "equivalent_not_run": len(skipped_names & set(listed))}
 
 
 def profile_summary(workdir: Path, cpu_seconds: float) -> str:
@@ -558,6 +615,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", action="store_true",
                     help="record each mutant run's CPU (pytest start, collection, tests) and "
                          "print where the module's CPU went")
+    ap.add_argument("--run-equivalent", action="store_true",
+                    help="run the mutants listed in mutation/equivalent.txt too (by default "
+                         "they are not run: counted as listed survivors, which never "
+                         "raises a score; run them to check the list is not stale)")
     ap.add_argument("--save-killers", action="store_true",
                     help="run nothing: write the killer hints of this checkout's runs "
                          "(build/mutation/killers.json) into mutation/killers.json")
@@ -593,7 +654,7 @@ def main(argv: list[str] | None = None) -> int:
     def one(name: str) -> dict[str, object]:
         try:
             r = run_module(name, args.nice, args.max_children, only or None, args.report,
-                           args.workdir_name, args.fresh, args.profile)
+                           args.workdir_name, args.fresh, args.profile, args.run_equivalent)
         except SystemExit as e:  # mutmut could not run this module: the others go on
             with printing:
                 print(f"{name}: FAILED: {e}", flush=True)
@@ -603,6 +664,9 @@ def main(argv: list[str] | None = None) -> int:
                     "unchecked": 0, "import_errors": 0, "failed": str(e)}
         with printing:  # each module's line as soon as it is done
             print(_row(name, r), flush=True)
+            if r.get("equivalent_not_run"):
+                print(f"    {r['equivalent_not_run']} listed equivalents not run "
+                      "(--run-equivalent runs them)", flush=True)
             for t in missing_tests(name):
                 print(f"    test file not in this tree, skipped: {t}", flush=True)
             if args.profile:
