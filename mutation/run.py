@@ -384,8 +384,13 @@ def run_module(name: str, nice: int, max_children: int, only: list[str] | None =
         if not run_equivalent:
             # the listed equivalents are survivors, and survivors run every test
             # mapped to them (journal lists 116): not run, and reported
-            chosen, skipped = to_run(mutant_names(workdir, target, env), only,
-                                     load_equivalent())
+            try:
+                names = mutant_names(workdir, target, env)
+            except (OSError, subprocess.CalledProcessError) as e:  # run them all
+                print(f"{name}: mutant names not found ({e}): equivalents run too",
+                      flush=True)
+                names = []
+            chosen, skipped = to_run(names, only, load_equivalent())
             if chosen and skipped:
                 selection = chosen
                 skipped_file.write_text("".join(f"{m}\n" for m in skipped))

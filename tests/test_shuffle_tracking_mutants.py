@@ -22,7 +22,13 @@ from collections.abc import Iterator
 import pytest
 
 from shoe_controller.game.cards import ALL_CARDS
-from shoe_controller.game.shuffle_tracking import ShuffleTest, _Threads, _Tracker, new_deck_order
+from shoe_controller.game.shuffle_tracking import (
+    ShuffleTest,
+    _Recent,
+    _Threads,
+    _Tracker,
+    new_deck_order,
+)
 
 CODES = [c.code for c in ALL_CARDS]
 INDEX = {c: i for i, c in enumerate(CODES)}
@@ -447,3 +453,108 @@ def test_the_trackers_are_their_description_card_by_card(name, reference, new, d
             assert g[1] == w[1], (name, end, mode, "starts, links, adjacent, longest clump")
             for gv, wv in zip(g[0], w[0], strict=True):
                 assert math.isclose(gv, wv, rel_tol=1e-9, abs_tol=1e-9), (name, end, mode)
+
+
+# ------------------------------------------------------------------ recent cards, the mixture
+
+RECENT_TAUS = (8.0, 24.0, 64.0)
+
+
+def reference_recent(reference: list[str | None], new: list[str | None],
+                     decks: int) -> list[float]:
+    """_Recent's log-martingales (time scale outer, lambda inner) after ``new``: each card
+    dealt predicts the codes next to its copies in the old order (one vote per old
+    neighbour pair), its votes decaying by exp(-1/tau) a card; P1(c) is c's votes times
+    the cards of c left, over all codes' votes times their cards left. Written with
+    decay (no growth, so no renormalisation)."""
+    ref = [INDEX[x] if x is not None else -1 for x in reference]
+    votes = [[[0] * 52 for _ in range(52)]][0]  # votes[a][b]: copies of a next to a b
+    for q, a in enumerate(ref):
+        for r in (q - 1, q + 1):
+            if a >= 0 and 0 <= r < len(ref) and ref[r] >= 0:
+                votes[a][ref[r]] += 1
+    weight = [[0.0] * 52 for _ in RECENT_TAUS]
+    left = [decks] * 52
+    seen = [0] * 52
+    n = 0
+    logm = [0.0] * (len(RECENT_TAUS) * len(TRACKER_LAMBDAS))
+    for x in new:
+        if x is None:
+            continue
+        c = INDEX[x]
+        if decks - seen[c] > 0 and 52 * decks - n > 0:
+            p0 = (decks - seen[c]) / (52 * decks - n)
+            for i, w in enumerate(weight):
+                den = sum(w[b] * left[b] for b in range(52))
+                ratio = w[c] * left[c] / den / p0 if den > 0 else 1.0
+                for j, lam in enumerate(TRACKER_LAMBDAS):
+                    logm[i * len(TRACKER_LAMBDAS) + j] += math.log(lam * ratio + 1.0 - lam)
+        if left[c] > 0:
+            left[c] -= 1
+        for i, tau in enumerate(RECENT_TAUS):
+            decay = math.exp(-1.0 / tau)
+            weight[i] = [v * decay + votes[c][b] for b, v in enumerate(weight[i])]
+        seen[c] += 1
+        n += 1
+    return logm
+
+
+def recent_values(test: ShuffleTest) -> list[float]:
+    (t,) = [t for t in test._trackers if isinstance(t, _Recent)]
+    return list(t.values)
+
+
+def recent_cases() -> list[tuple[str, list, list, int]]:
+    rng = random.Random(8)
+    old2 = shoe(2, 12)
+    weak2 = a_shuffle(old2, 8, rng)
+    x = weak2[0]
+    after = [i for i, y in enumerate(weak2) if y == x][-1] + 1
+    holed = [None if i % 13 == 0 else y for i, y in enumerate(old2)]
+    return [
+        ("2 decks, 3 riffles", old2, weak2, 2),
+        ("2 decks, unread cards", holed, [y if i % 7 else None for i, y in enumerate(weak2)], 2),
+        ("2 decks, a foreign card", old2, [*weak2[:after], x, x, *weak2[after:]], 2),
+        ("2 decks, fair", old2, shoe(2, 13), 2),
+    ]
+
+
+@pytest.mark.parametrize("name,reference,new,decks", recent_cases(),
+                         ids=[c[0] for c in recent_cases()])
+def test_recent_cards_are_their_description(name, reference, new, decks):
+    for end in sorted({*range(0, len(new) + 1, 9), len(new)}):
+        got = recent_values(ShuffleTest.start(reference, decks, threads=False).feed(new[:end]))
+        want = reference_recent(reference, new[:end], decks)
+        for g, w in zip(got, want, strict=True):
+            assert math.isclose(g, w, rel_tol=1e-9, abs_tol=1e-9), (name, end)
+
+
+def test_recent_cards_over_a_shoe_long_enough_to_renormalise() -> None:
+    # 72 decks (3,744 cards): the weights of the fastest time scale (8 cards) grow by
+    # e**(1/8) a card and are renormalised past 1e200 (after about 3,700 cards); the
+    # predictions must not notice ("ratios are unchanged")
+    decks = 72
+    old = [c for c in CODES for _ in range(decks)]
+    random.Random(21).shuffle(old)
+    new = a_shuffle(old, 64, random.Random(22))
+    got = recent_values(ShuffleTest.start(old, decks, threads=False).feed(new))
+    want = reference_recent(old, new, decks)
+    for g, w in zip(got, want, strict=True):
+        assert math.isclose(g, w, rel_tol=1e-7, abs_tol=1e-7)
+
+
+def test_the_statistic_is_the_log_mean_of_every_components_likelihood_ratio() -> None:
+    old = shoe(2, 30)
+    start = ShuffleTest.start(old, 2)
+    assert start.statistic == 0.0  # every ratio 1 before a card
+    test = start.feed(a_shuffle(old, 8, random.Random(31))[:60])
+    values = [v for t in test._trackers for v in t.values]
+    assert len(values) == 3 * 5 + 3 * 5 + 16 * 3  # trackers, recent cards, thread filter
+    want = math.log(sum(math.exp(v) for v in values) / len(values))
+    assert math.isclose(test.statistic, want, rel_tol=1e-12)
+
+
+def test_unread_cards_are_counted_apart() -> None:
+    old = shoe(2, 40)
+    test = ShuffleTest.start(old, 2).feed([None, old[3], None, None, old[9], None])
+    assert (test.unread, test.cards) == (4, 2)
