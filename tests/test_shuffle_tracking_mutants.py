@@ -558,3 +558,20 @@ def test_unread_cards_are_counted_apart() -> None:
     old = shoe(2, 40)
     test = ShuffleTest.start(old, 2).feed([None, old[3], None, None, old[9], None])
     assert (test.unread, test.cards) == (4, 2)
+
+
+def test_a_new_test_starts_at_zero_with_or_without_the_thread_filter() -> None:
+    old = shoe(2, 50)
+    with_threads = ShuffleTest.start(old, 2)
+    assert (with_threads.peak, with_threads.statistic, with_threads.seen) == (0.0, 0.0,
+                                                                              (0,) * 52)
+    # threads=False: the three trackers and recent cards only, so the statistic is
+    # their log mean alone
+    new = a_shuffle(old, 8, random.Random(51))[:50]
+    test = ShuffleTest.start(old, 2, threads=False).feed(new)
+    assert not [t for t in test._trackers if isinstance(t, _Threads)]
+    values = [v for t in test._trackers for v in t.values]
+    assert len(values) == 3 * 5 + 3 * 5
+    assert math.isclose(test.statistic,
+                        math.log(sum(math.exp(v) for v in values) / len(values)),
+                        rel_tol=1e-12)
