@@ -32,8 +32,9 @@ def test_every_module_of_the_campaign_exists_and_has_tests() -> None:
         present = [t for t in tests if (ROOT / t).is_file()]
         assert present, f"{name}: none of its test files exists"
         assert run.missing_tests(name) == [t for t in tests if t not in present]
-    for d in run.DESELECT:
+    for d in run.DESELECT + [d for ds in run.MODULE_DESELECT.values() for d in ds]:
         assert (ROOT / d.split("::")[0]).is_file(), d
+    assert set(run.MODULE_DESELECT) <= set(run.MODULES)
 
 
 def test_every_listed_equivalent_names_a_mutant_of_a_campaign_module_once_with_a_reason(
