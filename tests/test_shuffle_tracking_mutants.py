@@ -575,3 +575,20 @@ def test_a_new_test_starts_at_zero_with_or_without_the_thread_filter() -> None:
     assert math.isclose(test.statistic,
                         math.log(sum(math.exp(v) for v in values) / len(values)),
                         rel_tol=1e-12)
+
+
+def test_recent_cards_predict_by_votes_whatever_the_size_of_the_denominator() -> None:
+    # After a renormalisation (past 1e200, about 3,700 cards at the 8-card time scale) the
+    # votes and their sum "den" are divided by the scale, so den can be any positive size,
+    # below 1 too; the prediction is P1(c) = votes(c) * left(c) / den whenever den > 0
+    # (the class docstring), and no prediction (ratio 1) only when nothing has voted
+    r = _Recent(_Recent.links_of([-1, 0, 1, 2, -1]), decks=1)
+    c, p0 = 1, 0.25
+    r.v = [[0.0] * 52 for _ in RECENT_TAUS]
+    r.den = [0.5, 0.0, 2.0]
+    r.v[0][c], r.v[2][c] = 0.25, 1.5
+    r.predict(c, p0)
+    ratios = [0.25 * 1 / 0.5 / p0, 1.0, 1.5 * 1 / 2.0 / p0]
+    want = [math.log(lam * ratio + 1.0 - lam) for ratio in ratios for lam in TRACKER_LAMBDAS]
+    for g, w in zip(r.values, want, strict=True):
+        assert math.isclose(g, w, rel_tol=1e-12, abs_tol=1e-12)
