@@ -118,21 +118,30 @@ def reference_values(reference: list[str | None], new: list[str | None],
     it."""
     ref = [INDEX[x] if x is not None else -1 for x in reference]
     comps = [RefComponent(ref, a, side, w, decks) for a in PACKETS for side, w in WINDOWS]
+    for _ in deal_through(comps, new, decks):
+        yield [v for comp in comps for v in comp.logm]
+
+
+def deal_through(parts: list, new: list[str | None], decks: int) -> Iterator[None]:
+    """Deal ``new`` through reference parts (each with ``predict(c, p0)`` and
+    ``place(c)``), yielding before the first card and after each one: P0 is the share of
+    the card's code among the cards left (the module docstring's definition); an unread
+    card counts for nothing."""
     seen = [0] * 52
     n = 0
-    yield [v for comp in comps for v in comp.logm]
+    yield None
     for x in new:
-        if x is not None:  # an unread card counts for nothing
+        if x is not None:
             c = INDEX[x]
             if decks - seen[c] > 0 and 52 * decks - n > 0:
                 p0 = (decks - seen[c]) / (52 * decks - n)
-                for comp in comps:
-                    comp.predict(c, p0)
-            for comp in comps:
-                comp.place(c)
+                for part in parts:
+                    part.predict(c, p0)
+            for part in parts:
+                part.place(c)
             seen[c] += 1
             n += 1
-        yield [v for comp in comps for v in comp.logm]
+        yield None
 
 
 def filter_values(reference: list[str | None], new: list[str | None],
@@ -370,20 +379,7 @@ def reference_trackers(reference: list[str | None], new: list[str | None],
                        decks: int) -> Iterator[list[tuple[list[float], tuple]]]:
     ref = [INDEX[x] if x is not None else -1 for x in reference]
     trackers = [RefTracker(ref, mode) for mode in ("forward", "backward", "either")]
-    seen = [0] * 52
-    n = 0
-    yield [(list(t.logm), t.figures()) for t in trackers]
-    for x in new:
-        if x is not None:
-            c = INDEX[x]
-            if decks - seen[c] > 0 and 52 * decks - n > 0:
-                p0 = (decks - seen[c]) / (52 * decks - n)
-                for t in trackers:
-                    t.predict(c, p0)
-            for t in trackers:
-                t.place(c)
-            seen[c] += 1
-            n += 1
+    for _ in deal_through(trackers, new, decks):
         yield [(list(t.logm), t.figures()) for t in trackers]
 
 
