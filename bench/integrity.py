@@ -364,7 +364,9 @@ def _weak_fast(kind: str, riffles: int, by_hand: bool, rng: random.Random
         events = list(shoe_events(1, previous, lambda c: None))
         dealt = [ev.card for ev in events
                  if isinstance(ev, BurnIndicator | CardBurned | CardDealt)]
-        tests.insert(0, ("previous_shoe", ShuffleTest.start(dealt, DECKS)))
+        places = [(ev.round, ev.hand) if isinstance(ev, CardDealt) else None for ev in events
+                  if isinstance(ev, BurnIndicator | CardBurned | CardDealt)]
+        tests.insert(0, ("previous_shoe", ShuffleTest.start(dealt, DECKS, places=places)))
         stack = discard_stack(previous, events, by_hand, rng)
     else:
         stack = [c.code for _ in range(DECKS) for c in ALL_CARDS]
@@ -831,8 +833,8 @@ def _weak_null_chunk(task: tuple[int, int]) -> list[tuple[float, float]]:
         cards = fresh_cards()
         rng.shuffle(cards)
         seen = [c for c in _dealt(cards)]
-        prev_seen = _dealt(previous)
-        a = ShuffleTest.start(prev_seen, DECKS).feed(seen)
+        prev_seen, places = _dealt_places(previous)
+        a = ShuffleTest.start(prev_seen, DECKS, places=places).feed(seen)
         b = ShuffleTest.start(new_deck_order(DECKS), DECKS, threads=False).feed(seen)
         out.append((a.peak, b.peak))
         previous = cards
@@ -841,8 +843,15 @@ def _weak_null_chunk(task: tuple[int, int]) -> list[tuple[float, float]]:
 
 def _dealt(cards: list[str]) -> list[str]:
     """The cards that leave the shoe when ``cards`` is dealt (burn, rounds to the cut)."""
-    return [ev.card for ev in shoe_events(0, cards, lambda c: None)
-            if isinstance(ev, BurnIndicator | CardBurned | CardDealt)]
+    return _dealt_places(cards)[0]
+
+
+def _dealt_places(cards: list[str]) -> tuple[list[str], list[tuple[int, str] | None]]:
+    """``_dealt`` and where each of those cards went (``shuffle_tracking.Place``)."""
+    out = [ev for ev in shoe_events(0, cards, lambda c: None)
+           if isinstance(ev, BurnIndicator | CardBurned | CardDealt)]
+    return ([ev.card for ev in out],
+            [(ev.round, ev.hand) if isinstance(ev, CardDealt) else None for ev in out])
 
 
 def weak_null_run(shoes: int, seed: int, workers: int = 1, budget: float = 0.0,
@@ -889,15 +898,16 @@ def speed_run(shoes: int, seed: int) -> None:
         old, new = fresh_cards(), fresh_cards()
         rng.shuffle(old)
         rng.shuffle(new)
-        tests = [ShuffleTest.start(old[:400], DECKS),
+        dealt, places = _dealt_places(old)  # the previous shoe's rounds: the tray windows
+        tests = [ShuffleTest.start(dealt, DECKS, places=places),
                  ShuffleTest.start(new_deck_order(DECKS), DECKS, threads=False)]
         for i in range(0, 400, 5):
             tests = [t.feed(new[i : i + 5]) for t in tests]
         total_cards += 400
     cpu = time.process_time() - start
     looks = shoes * 80
-    print(f"shuffle_weak cost: {shoes} shoes of 400 cards, both orders (the thread filter "
-          f"against the previous shoe only), fed 5 cards a look: "
+    print(f"shuffle_weak cost: {shoes} shoes of 400 cards, both orders (the thread filter, "
+          f"with the tray's rounds, against the previous shoe only), fed 5 cards a look: "
           f"{cpu / total_cards * 1e6:.0f} us CPU per card, {cpu / looks * 1e3:.2f} ms per "
           f"look, {cpu / shoes * 1e3:.1f} ms per shoe")
 

@@ -109,6 +109,7 @@ class Reference:
         self.oriented: list[tuple[int, str]] = []
         self.carried: list[str] = []
         self.previous: list[str | None] = []
+        self.previous_places: list[tuple[int, str] | None] = []
         self.previous_note = "not known: no earlier shoe in this journal"
         self.previous_known = False
         self.ended_at_cut = False
@@ -126,15 +127,18 @@ class Reference:
             self._new_shoe(ev.decks, ev.shoe)
         elif kind in ("CardBurned", "BurnIndicator"):
             self.seq.append(ev.card)
+            self.places.append(None)
         elif kind == "CardDealt":
             if self.carried and self.carried[0] == ev.card:
                 self.carried.pop(0)  # it left the shoe when it was misdealt
             else:
                 self.seq.append(ev.card)
+                self.places.append((ev.round, ev.hand))  # where the tray has it
                 if ev.orientation in ("up", "down"):
                     self.oriented.append((rank(ev.card), ev.orientation))
         elif kind == "Misdeal":
             self.seq.append(ev.card)
+            self.places.append(None)
             if ev.policy == "carry" and ev.card is not None:
                 self.carried.append(ev.card)
         elif kind in ("ResultConfirmed", "RoundVoided"):
@@ -157,19 +161,22 @@ class Reference:
         self._store()
         if self.shoe:
             self.previous = list(self.seq)
+            self.previous_places = list(self.places)
             self.previous_known = self.ended_at_cut
             self.previous_note = (
                 f"shoe {self.shoe}, dealt in full through this shoe" if self.ended_at_cut
                 else f"not known in full: shoe {self.shoe} did not end at the cut card")
         self.shoe, self.decks = shoe, decks
         self.seq, self.oriented, self.carried = [], [], []
+        self.places: list[tuple[int, str] | None] = []
         self.raised, self.ended_at_cut, self.stored_seq = set(), False, None
         # the previous shoe's order if it was dealt in full, then new-deck order (the
         # trackers only: docs/game.md, the thread filter runs against the previous shoe
         # only); each fed the cards as they leave the shoe
         self.weak: dict[str, ShuffleTest] = {}
         if self.previous_known:
-            self.weak["previous_shoe"] = ShuffleTest.start(self.previous, decks)
+            self.weak["previous_shoe"] = ShuffleTest.start(self.previous, decks,
+                                                           places=self.previous_places)
         self.weak["new_deck_order"] = ShuffleTest.start(ONE_DECK * decks, decks,
                                                         threads=False)
         self.weak_fed = 0

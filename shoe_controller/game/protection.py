@@ -121,10 +121,14 @@ class ProtectionState:
     shoe: int = 0
     #: cards that left the shoe, in order (None: unread)
     sequence: tuple[str | None, ...] = ()
+    #: where each card of ``sequence`` went: (round, hand) for a dealt card, else None
+    #: (``shuffle_tracking.tray_edges``: a tray collected hand by hand)
+    places: tuple[tuple[int, str] | None, ...] = ()
     #: (rank, orientation) of dealt cards whose orientation was read
     oriented: tuple[tuple[int, str], ...] = ()
     carried: tuple[str, ...] = ()  # misdealt cards the next round will deal again
     previous: tuple[str | None, ...] = ()  # the previous shoe's sequence
+    previous_places: tuple[tuple[int, str] | None, ...] = ()  # and its places
     previous_neighbours: Any = None  # and its neighbour relation (built once per shoe)
     #: this shoe's window fingerprints so far, and where the next window starts
     fingerprints: tuple[int, ...] = ()
@@ -236,8 +240,9 @@ def interleave(
 # Following the cards
 
 
-def _out(state: ProtectionState, code: str | None) -> ProtectionState:
-    return replace(state, sequence=(*state.sequence, code))
+def _out(state: ProtectionState, code: str | None,
+         place: tuple[int, str] | None = None) -> ProtectionState:
+    return replace(state, sequence=(*state.sequence, code), places=(*state.places, place))
 
 
 def _shoe_started(state: ProtectionState, ev: Any) -> tuple[ProtectionState, tuple[Any, ...]]:
@@ -246,6 +251,7 @@ def _shoe_started(state: ProtectionState, ev: Any) -> tuple[ProtectionState, tup
 
     state = _store(state)
     previous = state.sequence if state.shoe else state.previous
+    places = state.places if state.shoe else state.previous_places
     known = bool(state.shoe) and state.complete
     if known:
         note = f"shoe {state.shoe}, dealt in full through this shoe"
@@ -256,13 +262,15 @@ def _shoe_started(state: ProtectionState, ev: Any) -> tuple[ProtectionState, tup
     tests = [("new_deck_order",
               ShuffleTest.start(new_deck_order(ev.decks), ev.decks, threads=False))]
     if known:
-        tests.insert(0, ("previous_shoe", ShuffleTest.start(previous, ev.decks)))
+        tests.insert(0, ("previous_shoe",
+                         ShuffleTest.start(previous, ev.decks, places=places)))
     return (
         replace(
             state,
             decks=ev.decks,
             shoe=ev.shoe,
             previous=previous,
+            previous_places=places,
             previous_neighbours=neighbours_in(previous),
             weak_tests=tuple(tests),
             weak_fed=0,
@@ -270,6 +278,7 @@ def _shoe_started(state: ProtectionState, ev: Any) -> tuple[ProtectionState, tup
             previous_known=known,
             previous_note=note,
             sequence=(),
+            places=(),
             oriented=(),
             carried=(),
             fingerprints=(),
@@ -294,7 +303,7 @@ def _dealt(state: ProtectionState, ev: Any) -> tuple[ProtectionState, tuple[Any,
     if state.carried and state.carried[0] == ev.card:
         # a misdealt card carried into this round: it already left the shoe
         return replace(state, carried=state.carried[1:]), ()
-    state = _out(state, ev.card)
+    state = _out(state, ev.card, (ev.round, ev.hand))
     if ev.orientation in ("up", "down"):
         from shoe_controller.game.cards import parse_card
 

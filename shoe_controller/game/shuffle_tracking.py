@@ -64,6 +64,7 @@ True
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
@@ -73,9 +74,11 @@ from shoe_controller.game.cards import ALL_CARDS
 __all__ = [
     "LAMBDAS",
     "MODES",
+    "Place",
     "ShuffleTest",
     "estimated_riffles",
     "new_deck_order",
+    "tray_edges",
 ]
 
 _INDEX: Final[dict[str, int]] = {c.code: c.index for c in ALL_CARDS}
@@ -102,6 +105,56 @@ def new_deck_order(decks: int) -> list[str]:
     (['AS', '2S', '3S'], 104)
     """
     return [c.code for _ in range(decks) for c in ALL_CARDS]
+
+
+#: Where a card of the reference went: ``(round, hand)`` for a dealt card, ``None`` for a
+#: burned, misdealt or otherwise unplaced one (it stays where it was in the order).
+Place = tuple[int, str] | None
+
+
+def tray_edges(places: Sequence[Place]) -> dict[tuple[int, int], float]:
+    """How likely each reference card is followed by another in the discard tray when the
+    dealer collects each round hand by hand: Player's cards then Banker's, or Banker's then
+    Player's (equally likely, each hand in the order dealt). ``places[i]`` is where the
+    ``i``-th card of the reference went. Returns ``{(i, j): P(card j follows card i)}``;
+    each card's successors, and each card's predecessors, sum to 1 (the first and last
+    card of the shoe excepted).
+
+    A round is a local reordering of the dealt order: only the cards at the ends of its two
+    hands change neighbours. Cards with no place (burned, misdealt) keep their order.
+
+    >>> edges = tray_edges([None, (1, "player"), (1, "banker"), (1, "player"), (1, "banker")])
+    >>> edges[(1, 3)], edges[(3, 2)], edges[(4, 1)], edges[(0, 1)], edges[(0, 2)]
+    (1.0, 0.5, 0.5, 0.5, 0.5)
+    """
+    units: list[tuple[dict[int, float], dict[int, float]]] = []  # (first, last) of each
+    edges: dict[tuple[int, int], float] = {}
+    i = 0
+    while i < len(places):
+        place = places[i]
+        j = i + 1
+        while place is not None and j < len(places) and places[j] is not None \
+                and places[j][0] == place[0]:  # type: ignore[index]
+            j += 1
+        hands = [[k for k in range(i, j) if places[k] is not None
+                  and places[k][1] == h] for h in ("player", "banker")]  # type: ignore[index]
+        if place is None or not all(hands):  # one card, or a round with one hand only
+            for k in range(i, j - 1):
+                edges[(k, k + 1)] = 1.0
+            units.append(({i: 1.0}, {j - 1: 1.0}))
+        else:
+            for hand in hands:
+                for a, b in itertools.pairwise(hand):
+                    edges[(a, b)] = 1.0
+            p, b = hands
+            edges[(p[-1], b[0])] = edges[(b[-1], p[0])] = 0.5
+            units.append(({p[0]: 0.5, b[0]: 0.5}, {p[-1]: 0.5, b[-1]: 0.5}))
+        i = j
+    for (_, last), (first, _) in itertools.pairwise(units):
+        for a, pa in last.items():
+            for b, pb in first.items():
+                edges[(a, b)] = edges.get((a, b), 0.0) + pa * pb
+    return edges
 
 
 class _Tracker:
@@ -379,29 +432,66 @@ class _Threads:
     #: the ``1 / a`` of a thread chosen at random, which tolerates the zig-zag a strip
     #: makes of the threads (tuned on simulated shoes of other seeds than the bench's).
     PATIENCE: Final = 1.5
+    #: With the previous shoe's rounds known (``ShuffleTest.start(places=...)``), two more
+    #: windows per packet count follow the discard tray of a dealer who collects each round
+    #: hand by hand (``tray_edges``): a card opens fronts at the cards that may follow it
+    #: there (``forward``) or precede it (``backward``, after a strip), each as likely as
+    #: the tray makes it.
+    TRAY_SIDES: Final = ("forward", "backward")
 
-    def __init__(self, code: list[int], decks: int) -> None:
+    def __init__(self, code: list[int], decks: int,
+                 tray: dict[tuple[int, int], float] | None = None) -> None:
         import numpy as np
 
         pad = max(len(w) for _, w in self.WINDOWS)
         arr = np.array([-1] * pad + code + [-1] * pad)
         offs = np.array([*range(-pad, 0), *range(1, pad + 1)])
-        comps = [(a, w) for a in self.PACKETS for w in self.WINDOWS]
+        windows = [(side, w) for side, w in self.WINDOWS]
+        fan = 0
+        if tray:  # the rounds' hand-by-hand collection: TRAY_SIDES, after the offsets
+            windows += [(f"tray {side}", ()) for side in self.TRAY_SIDES]
+            nexts: list[list[tuple[int, float]]] = [[] for _ in arr]
+            prevs: list[list[tuple[int, float]]] = [[] for _ in arr]
+            for (i, j), prob in tray.items():
+                nexts[i + pad].append((j + pad, prob))
+                prevs[j + pad].append((i + pad, prob))
+            fan = max(len(x) for x in (*nexts, *prevs))
+            # per position: the tray's neighbours (position 0, off the reference, for none)
+            tray_at = np.zeros((len(arr), 2 * fan), dtype=np.int64)
+            tray_p = np.zeros((len(arr), 2 * fan))
+            for q in range(len(arr)):
+                for side, nbs in enumerate((nexts[q], prevs[q])):
+                    for slot, (r, prob) in enumerate(nbs):
+                        tray_at[q, side * fan + slot], tray_p[q, side * fan + slot] = r, prob
+        comps = [(a, w) for a in self.PACKETS for w in windows]
         weights = np.array([[w[abs(d) - 1] if abs(d) <= len(w) and _opens(side, d) else 0.0
                              for d in offs] for _, (side, w) in comps])
+        # which tray slots each component opens: forward successors or backward predecessors
+        tray_side = np.array([[1.0 if side == f"tray {s}" else 0.0
+                               for s in self.TRAY_SIDES for _ in range(fan)]
+                              for _, (side, _w) in comps]).reshape(len(comps), 2 * fan)
         a = np.array([float(x) for x, _ in comps])
+        width = len(offs) + 2 * fan
         per_code = []
         for c in range(52):
             cp = np.flatnonzero(arr == c)
-            nb = (cp[:, None] + offs[None, :]).ravel()
+            nb = cp[:, None] + offs[None, :]
+            w = np.broadcast_to(weights[:, None, :], (len(comps), len(cp), len(offs)))
+            if fan:
+                nb = np.concatenate([nb, tray_at[cp]], axis=1)
+                w = np.concatenate([w, tray_side[:, None, :] * tray_p[cp][None]], axis=2)
+            nb = nb.ravel()
             uniq, inverse = np.unique(nb, return_inverse=True)
             spread = np.zeros((len(nb), len(uniq)))
             spread[np.arange(len(nb)), inverse] = 1.0
-            valid = np.tile(weights, (1, len(cp))) * (arr[nb] >= 0)[None, :]
+            valid = w.reshape(len(comps), -1) * (arr[nb] >= 0)[None, :]
             per_code.append((cp, uniq, spread, valid))
+        names = tuple(f"thread filter, {a} threads, "
+                      + (side if not w else f"window {len(w)} {side}")
+                      for a, (side, w) in comps)
         # shared, never written: the reference's structure
         self._k = (a, 1.0 - 1.0 / (self.PATIENCE * a), per_code, np.array(self.LAMS), decks,
-                   len(offs))
+                   width, names)
         self.scaled = np.zeros((len(comps), len(arr)))
         self.dealt = np.zeros((len(comps), len(arr)))
         self.g = np.ones(len(comps))
@@ -426,7 +516,7 @@ class _Threads:
     def predict(self, c: int, p0: float) -> None:
         import numpy as np
 
-        a, _rho, per_code, lams, _decks, _d = self._k
+        a, _rho, per_code, lams, _decks, _d, _names = self._k
         cp = per_code[c][0]
         live_mass = self.total * self.g
         scale = np.minimum(1.0, a / np.maximum(live_mass, 1e-300)) / a
@@ -440,7 +530,7 @@ class _Threads:
     def place(self, c: int) -> None:
         import numpy as np
 
-        _a, rho, per_code, _lams, decks, width = self._k
+        _a, rho, per_code, _lams, decks, width, _names = self._k
         pending, self.pending = self.pending, None
         self.seen[c] += 1
         self.n += 1
@@ -506,22 +596,34 @@ class ShuffleTest:
         self.peak = peak
 
     @classmethod
-    def start(cls, reference: Sequence[str | None], decks: int, *, threads: bool = True
-              ) -> ShuffleTest:
+    def start(cls, reference: Sequence[str | None], decks: int, *, threads: bool = True,
+              places: Sequence[Place] | None = None) -> ShuffleTest:
         """A test of a new shoe of ``decks`` decks against ``reference`` (card codes in
         old order; ``None`` for a card that was not read). ``threads``: also run the thread
         filter (``_Threads``; the projection runs it against the previous shoe only: new-deck
-        order is caught by the trackers alone, and the filter costs more CPU)."""
+        order is caught by the trackers alone, and the filter costs more CPU). ``places``:
+        where each reference card went (``tray_edges``), when known; the thread filter then
+        also follows a discard tray collected hand by hand.
+
+        >>> old = new_deck_order(1)
+        >>> rounds = [None] + [(1 + k // 4, ("player", "banker")[k % 2]) for k in range(51)]
+        >>> by_hand = ShuffleTest.start(old, 1, places=rounds)
+        >>> by_hand.feed(old[:20]).statistic > 5
+        True
+        """
+        if places is not None and len(places) != len(reference):
+            raise ValueError(f"places: {len(places)} for {len(reference)} reference cards")
         code = [-1, *(_INDEX[c] if c is not None else -1 for c in reference), -1]
         copies: list[list[int]] = [[] for _ in range(52)]
         for q, c in enumerate(code):
             if c >= 0:
                 copies[c].append(q)
         frozen = tuple(tuple(p) for p in copies)
+        tray = tray_edges(places) if places is not None else None
         trackers: tuple[_Tracker | _Recent | _Threads, ...] = (
             *(_Tracker(code, frozen, mode) for mode in MODES),
             _Recent(_Recent.links_of(code), decks),
-            *((_Threads(code[1:-1], decks),) if threads else ()),
+            *((_Threads(code[1:-1], decks, tray),) if threads else ()),
         )
         return cls(trackers, decks, (0,) * 52, 0, 0, 0.0)
 
@@ -600,10 +702,7 @@ def _component_name(t: _Tracker | _Recent | _Threads, index: int) -> str:
         return f"tracker {t.mode}"
     if isinstance(t, _Recent):
         return "recent cards"
-    k = index // len(_Threads.LAMS)
-    a = _Threads.PACKETS[k // len(_Threads.WINDOWS)]
-    side, w = _Threads.WINDOWS[k % len(_Threads.WINDOWS)]
-    return f"thread filter, {a} threads, window {len(w)} {side}"
+    return t._k[6][index // len(_Threads.LAMS)]
 
 
 def estimated_riffles(threads: int, cards: int) -> float | None:

@@ -1,0 +1,158 @@
+"""The discard tray of a dealer who collects each round hand by hand (issue 18): the
+tray's neighbour probabilities against a brute-force count over every way the rounds can
+be collected, the thread filter following such a tray, and the martingale kept."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from collections import Counter
+
+import pytest
+
+from shoe_controller.game.cards import ALL_CARDS
+from shoe_controller.game.shuffle_tracking import ShuffleTest, tray_edges
+
+DECKS = 8
+
+
+def deal_places(cards: int, rng: random.Random, burned: int = 3) -> list[tuple[int, str] | None]:
+    """Where each card of a shoe went: ``burned`` burned cards, then rounds of 4-6 cards
+    dealt Player, Banker, Player, Banker and up to one third card each."""
+    places: list[tuple[int, str] | None] = [None] * burned
+    rnd = 0
+    while len(places) < cards:
+        rnd += 1
+        size = rng.choice((4, 5, 5, 6))
+        hands = ["player", "banker", "player", "banker", rng.choice(("player", "banker"))]
+        if size == 6:
+            hands[4:] = ["player", "banker"]
+        places += [(rnd, h) for h in hands[:size]]
+    return places[:cards]
+
+
+def collect(places: list[tuple[int, str] | None], player_first: list[bool]) -> list[int]:
+    """The tray, as indices of the dealt order: burned cards as they came, each round's
+    Player cards then Banker's (or the other way round), each hand in the order dealt."""
+    out: list[int] = []
+    rounds: dict[int, list[int]] = {}
+    order: list[int | tuple[int]] = []
+    for i, p in enumerate(places):
+        if p is None:
+            order.append((i,))
+        else:
+            if p[0] not in rounds:
+                rounds[p[0]] = []
+                order.append(p[0])
+            rounds[p[0]].append(i)
+    for item in order:
+        if isinstance(item, tuple):
+            out.append(item[0])
+            continue
+        cards = rounds[item]
+        hand = {h: [i for i in cards if places[i][1] == h] for h in ("player", "banker")}
+        first, second = ("player", "banker") if player_first[item - 1] else ("banker", "player")
+        out += hand[first] + hand[second]
+    return out
+
+
+def test_tray_edges_are_the_share_of_collections_that_put_the_two_cards_together() -> None:
+    rng = random.Random(3)
+    places = deal_places(23, rng, burned=2)
+    n_rounds = max(p[0] for p in places if p is not None)
+    assert n_rounds >= 4
+    counts: Counter[tuple[int, int]] = Counter()
+    orders = list(itertools.product((True, False), repeat=n_rounds))
+    for player_first in orders:
+        tray = collect(places, list(player_first))
+        assert sorted(tray) == list(range(len(places)))
+        counts.update(itertools.pairwise(tray))
+    want = {edge: n / len(orders) for edge, n in counts.items()}
+    got = tray_edges(places)
+    assert got.keys() == want.keys()
+    for edge, p in want.items():
+        assert math.isclose(got[edge], p), (edge, got[edge], p)
+
+
+def test_burned_cards_and_a_one_hand_round_keep_the_dealt_order() -> None:
+    places = [None, None, (1, "player"), (1, "player"), None]
+    assert tray_edges(places) == {(0, 1): 1.0, (1, 2): 1.0, (2, 3): 1.0, (3, 4): 1.0}
+
+
+def test_places_must_match_the_reference() -> None:
+    old = [c.code for c in ALL_CARDS]
+    with pytest.raises(ValueError, match="places: 3 for 52 reference cards"):
+        ShuffleTest.start(old, 1, places=[None] * 3)
+
+
+def a_shuffle(cards: list[int], a: int, rng: random.Random) -> list[int]:
+    """An ``a``-shuffle (Gilbert-Shannon-Reeds, ``log2 a`` riffles): each new position
+    draws a label; the old deck is cut into packets of the label counts, in order."""
+    labels = [rng.randrange(a) for _ in cards]
+    starts = [0] * a
+    for j in range(1, a):
+        starts[j] = starts[j - 1] + labels.count(j - 1)
+    out = []
+    for j in labels:
+        out.append(cards[starts[j]])
+        starts[j] += 1
+    return out
+
+
+def by_hand_shoe(seed: int, a: int) -> tuple[list[str], list[tuple[int, str] | None], list[str]]:
+    """(previous shoe's dealt order, its places, the new shoe's first 380 cards): the
+    previous shoe collected hand by hand, given an ``a``-shuffle and a cut."""
+    rng = random.Random(seed)
+    codes = [c.code for c in ALL_CARDS for _ in range(DECKS)]
+    rng.shuffle(codes)
+    places = deal_places(len(codes), rng)
+    tray = collect(places, [rng.random() < 0.5 for _ in range(len(codes))])
+    new = a_shuffle(tray, a, rng)
+    k = rng.randrange(100, 300)
+    new = new[k:] + new[:k]
+    return codes, places, [codes[i] for i in new[:380]]
+
+
+def test_a_tray_collected_by_hand_is_followed_when_the_rounds_are_known() -> None:
+    # five riffles of a tray collected hand by hand: the thread filter that knows the
+    # rounds follows the threads across the hands' ends (without it, every thread breaks
+    # at every round), and the evidence names the tray
+    gains, fired_with, fired_without = [], 0, 0
+    for seed in range(6):
+        old, places, new = by_hand_shoe(seed, 32)
+        with_places = ShuffleTest.start(old, DECKS, places=places).feed(new)
+        without = ShuffleTest.start(old, DECKS).feed(new)
+        gains.append(with_places.peak - without.peak)
+        fired_with += with_places.peak >= 10
+        fired_without += without.peak >= 10
+        if with_places.peak >= 10:
+            assert "tray" in with_places.component(), with_places.component()
+    assert min(gains) > 2, gains  # natural log: e**2 times the evidence, or more
+    assert (fired_with, fired_without) >= (3, 0), (fired_with, fired_without)
+    assert fired_without == 0
+
+
+def test_with_the_tray_each_card_is_still_a_fair_bet() -> None:
+    # E[exp(statistic) after the next card] = exp(statistic now), the next card drawn from
+    # what is left (brute force over the 52 codes): the repeated looks stay honest
+    old, places, new = by_hand_shoe(9, 16)
+    for seen in (new[:45], new[:160]):
+        test = ShuffleTest.start(old, DECKS, places=places).feed(seen)
+        left = {c.code: DECKS - seen.count(c.code) for c in ALL_CARDS}
+        rest = sum(left.values())
+        expected = sum(n / rest * math.exp(test.feed([code]).statistic)
+                       for code, n in left.items() if n)
+        assert math.isclose(expected, math.exp(test.statistic), rel_tol=1e-9)
+
+
+def test_the_tray_components_are_named() -> None:
+    from shoe_controller.game.shuffle_tracking import _component_name, _Threads
+
+    old, places, _new = by_hand_shoe(1, 16)
+    threads = ShuffleTest.start(old, DECKS, places=places)._trackers[4]
+    names = {_component_name(threads, i) for i in range(len(threads.values))}
+    per_packets = len(_Threads.WINDOWS) + len(_Threads.TRAY_SIDES)
+    assert len(names) == len(_Threads.PACKETS) * per_packets
+    assert "thread filter, 16 threads, tray forward" in names
+    assert "thread filter, 48 threads, tray backward" in names
