@@ -291,9 +291,10 @@ def test_four_riffles_a_strip_and_a_cut_of_the_previous_order_are_caught():
     for _ in range(6):
         new = cut(strip(a_shuffle(old, 16, rng), rng), rng)[:400]
         firsts.append(peak_after(old[:400], new)[1])
-    # which component fired: with a strip the thread filter leads
+    # which component fired: with a strip the strip filter leads (the zig-zag of runs in
+    # old order, one strip packet after another backwards, is what it follows)
     test = ShuffleTest.start(old[:400], DECKS).feed(new)
-    assert test.component().startswith("thread filter, "), test.component()
+    assert test.component().startswith("strip filter, "), test.component()
     caught = sorted(f for f in firsts if f is not None)
     assert len(caught) >= 4, firsts
     assert caught[len(caught) // 2] <= 60  # packets of five: within the first 300 cards

@@ -25,6 +25,7 @@ from shoe_controller.game.cards import ALL_CARDS
 from shoe_controller.game.shuffle_tracking import (
     ShuffleTest,
     _Recent,
+    _StripThreads,
     _Threads,
     _Tracker,
     new_deck_order,
@@ -545,7 +546,8 @@ def test_the_statistic_is_the_log_mean_of_every_components_likelihood_ratio() ->
     assert start.statistic == 0.0  # every ratio 1 before a card
     test = start.feed(a_shuffle(old, 8, random.Random(31))[:60])
     values = [v for t in test._trackers for v in t.values]
-    assert len(values) == 3 * 5 + 3 * 5 + 16 * 3  # trackers, recent cards, thread filter
+    # trackers, recent cards, thread filter, strip filter
+    assert len(values) == 3 * 5 + 3 * 5 + 16 * 3 + 3 * 3
     want = math.log(sum(math.exp(v) for v in values) / len(values))
     assert math.isclose(test.statistic, want, rel_tol=1e-12)
 
@@ -565,7 +567,7 @@ def test_a_new_test_starts_at_zero_with_or_without_the_thread_filter() -> None:
     # their log mean alone
     new = a_shuffle(old, 8, random.Random(51))[:50]
     test = ShuffleTest.start(old, 2, threads=False).feed(new)
-    assert not [t for t in test._trackers if isinstance(t, _Threads)]
+    assert not [t for t in test._trackers if isinstance(t, _Threads | _StripThreads)]
     values = [v for t in test._trackers for v in t.values]
     assert len(values) == 3 * 5 + 3 * 5
     assert math.isclose(test.statistic,
