@@ -63,11 +63,28 @@ class Region:
     #: the share of it a little darker than the paper around it (print smeared by
     #: blur past reading still is); 1.0 when not measured
     faint_share: float = 1.0
+    #: the card's own left, top, right, bottom edge (deskewed) shows in the frame over
+    #: at least ``EDGE_SEEN`` px: where it is, and so the corner along that axis, is
+    #: known even when the region runs into the frame's border further along
+    edges_seen: tuple[bool, bool, bool, bool] = (False, False, False, False)
 
     def free_axes(self, down: bool) -> tuple[bool, bool]:
         """For the corner of an index (top-left, or bottom-right when ``down``): is its
-        position unknown along the crop's x and y axes (the frame cuts the card there)?"""
-        left, top, right, bottom = self.borders
+        position unknown along the crop's x and y axes? Along an axis where the region
+        runs into the frame's border (the frame cuts the card there), unless the card's
+        own edge across that axis is in view (a tilted card whose edge leaves the frame
+        away from the corner: that edge, not the frame's border, is where the card ends).
+
+        >>> r = Region(1.0, 0.0, (0.0, 0.0, 0.0), 0.0, (0.0, 0.0), (9.0, 9.0), True,
+        ...            borders=(True, False, False, True))
+        >>> r.free_axes(False), r.free_axes(True)
+        ((True, False), (False, True))
+        >>> replace(r, edges_seen=(True, False, False, False)).free_axes(False)
+        (False, False)
+        """
+        left, top, right, bottom = (b and not e for b, e in zip(self.borders,
+                                                                self.edges_seen,
+                                                                strict=True))
         return (right, bottom) if down else (left, top)
 
 
@@ -296,6 +313,7 @@ def _regions_of(small: np.ndarray, bright: np.ndarray, mask: np.ndarray, min_are
         u1, v1 = u.max() + half, v.max() + half
         tl = (u0 * ct - v0 * st, u0 * st + v0 * ct)
         br = (u1 * ct - v1 * st, u1 * st + v1 * ct)
+        seen = _edges_seen(own, u, v, w, h) if len(own) < len(pts) else (False,) * 4
         touches = bool(x <= 0 or y <= 0 or x + bw >= w or y + bh >= h)
         fw, fh = w * SMALL, h * SMALL
         margin = 2 * SMALL
@@ -303,8 +321,39 @@ def _regions_of(small: np.ndarray, bright: np.ndarray, mask: np.ndarray, min_are
             not (margin <= px < fw - margin and margin <= py < fh - margin) for px, py in (tl, br))
         borders = (x <= 0, y <= 0, x + bw >= w, y + bh >= h)
         regions.append(Region(area, angle, mean, rlevel, tl, br, touches, clipped_tl, clipped_br,
-                              share, borders, faint))
+                              share, borders, faint, seen))
     return regions
+
+
+#: A card's edge is in view (:attr:`Region.edges_seen`) when its own outline runs along
+#: it, within ``EDGE_TOL`` px of its line, over at least ``EDGE_SEEN`` px (frame px).
+EDGE_SEEN = 8.0 * SMALL
+EDGE_TOL = 1.5 * SMALL
+
+
+def _edges_seen(own: np.ndarray, u: np.ndarray, v: np.ndarray, w: int, h: int
+                ) -> tuple[bool, bool, bool, bool]:
+    """Which of the card's own left, top, right and bottom edges show in a ``w`` x ``h``
+    small frame: ``own`` are the outline's points off the frame's border (small px),
+    ``u``, ``v`` the same points deskewed (frame px). An edge shows when the points
+    within ``EDGE_TOL`` of its line (the least or the greatest ``u`` or ``v``) and two
+    pixels in from the frame's border (a region's outline beside the border may be the
+    frame cutting the card, blurred) run at least ``EDGE_SEEN`` along it.
+
+    >>> own = np.array([[x, 5] for x in range(1, 30)] + [[29, y] for y in range(6, 39)],
+    ...                np.float64)     # a top edge from the left border, a right edge down
+    >>> full = own * SMALL + 1.5
+    >>> _edges_seen(own, full[:, 0], full[:, 1], 160, 40)
+    (False, True, True, False)
+    """
+    inner = ((own[:, 0] >= 2) & (own[:, 0] <= w - 3) & (own[:, 1] >= 2)
+             & (own[:, 1] <= h - 3))
+    out = []
+    for along, across, low in ((u, v, True), (v, u, True), (u, v, False), (v, u, False)):
+        line = along.min() if low else along.max()
+        near = (np.abs(along - line) <= EDGE_TOL) & inner
+        out.append(bool(near.any()) and float(np.ptp(across[near])) >= EDGE_SEEN)
+    return out[0], out[1], out[2], out[3]
 
 
 def _faint_share(roi: np.ndarray, inside: np.ndarray) -> float:
