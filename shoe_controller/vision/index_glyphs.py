@@ -1105,16 +1105,17 @@ def locate_free(ink: Ink, two_part: bool = True, min_h: float = 12.0) -> Found |
     return why
 
 
-#: Pieces of one glyph the threshold cut apart are at most this share of the deck's
-#: shortest rank apart, one above the other.
-BROKEN_GAP = 0.15
+#: Pieces of one glyph the threshold cut apart are at most this share of their height
+#: together apart, one above the other (a share of the glyph's own height: the same at
+#: every scale of the frame).
+BROKEN_GAP = 0.2
 
 
 def merge_broken(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False)
                  ) -> Ink | None:
     """``ink`` with a rank the threshold cut in two made one part again: two parts one
-    above the other (overlapping in x by half the narrower, at most ``BROKEN_GAP`` of the
-    deck's shortest rank apart), the upper one where a rank's top is, together of a
+    above the other (overlapping in x by half the narrower, at most ``BROKEN_GAP`` of
+    their height together apart), the upper one where a rank's top is, together of a
     rank's height (0.8-1.2 of the deck's at 0.85-1.15 of its scale). The new part has a
     label of its own; None when no such pair is there.
 
@@ -1133,7 +1134,6 @@ def merge_broken(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False)
     p, e = float(CORNER_PAD), CORNER_SLACK
     lo, hi = SCALES
     hmin, _hmed, hmax = g.rank_h
-    gap = BROKEN_GAP * hmin
     ids = [int(i) for i in np.flatnonzero(ink.keep)]
     rows = {i: st[i, :4].tolist() for i in ids}
     top_lo = p + lo * (g.rank_top[0] - p) - e
@@ -1150,11 +1150,11 @@ def merge_broken(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False)
             if j == i:
                 continue
             x2, y2, w2, h2 = rows[j]
-            if not 0 <= y2 - (y + h) <= gap:
+            tall = y2 + h2 - y
+            if not 0 <= y2 - (y + h) <= BROKEN_GAP * tall:
                 continue
             if min(x + w, x2 + w2) - max(x, x2) < 0.5 * min(w, w2):
                 continue
-            tall = y2 + h2 - y
             if not 0.8 * lo * hmin <= tall <= 1.2 * hi * hmax:
                 continue
             key = x + y
