@@ -129,3 +129,37 @@ def test_a_ten_or_eight_the_frames_edge_cuts_is_never_read_as_another_card(
                     (float(x), 240.0), down, 1.5, 1.03))[0]
                 got = _verdict(tango.read(frame))
                 assert got in (code, "REJECT"), (code, x, down, got)
+
+
+def test_court_art_the_frames_edge_cuts_beside_a_whole_index_is_no_cut_glyph(
+        reader: IndexReader) -> None:
+    """A court card of ``dejavu-jumbo`` (its art starts 19 px right of a narrow J at a
+    small scale) whose art the frame's right edge cuts where a 10's index would reach:
+    the art is no glyph of the index read, being further from the rank than the
+    deck's widest gap inside a rank (its 10's, learned: 10 px) and away from the suit,
+    so the whole J, Q or K in view is read (bench/vision.py's full-range frame 167, a
+    JC, was rejected: the cut art counted as a cut glyph; in the sweep below 98 of 176
+    frames read then)."""
+    assert reader.profile.geometry["rank_gap"] == 10.0
+    bench = render.render_frame("JC", STYLE, render.FULL, 20240 * 1_000_003 + 167)[0]
+    assert _verdict(reader.read(bench)) == "JC"
+    got = [(code, angle, x, _verdict(reader.read(render.render_frame(
+        code, STYLE, GUIDED, 5, pose=Pose((float(x), 293.0), False, angle, 0.87))[0])))
+           for code in ("JC", "QD", "KH", "JS") for angle in (-14.0, -10.0, 0.0, 10.0)
+           for x in range(570, 632, 6)]
+    assert all(v in (code, "REJECT") for code, _a, _x, v in got), got
+    assert sum(v == code for code, _a, _x, v in got) >= 115, got
+
+
+def test_a_ten_whose_zero_the_frames_edge_cuts_is_never_read(reader: IndexReader) -> None:
+    """Tens (and an 8 and a Q) of ``dejavu-jumbo`` upright, the card running off the
+    frame's right edge, stepped until the edge cuts the index: a 10 whose 0 the edge
+    cuts is rejected (the cut 0 is within the learned gap of the 1), never read as
+    another card; every frame reads right or is rejected."""
+    for code in ("TS", "TH", "8D", "QH"):
+        for angle in (-6.0, 0.0, 5.0):
+            for d in range(10, 90, 4):
+                frame = render.render_frame(code, STYLE, GUIDED, 7 + d, pose=Pose(
+                    (640.0 - d, 240.0), False, angle, 0.95))[0]
+                got = _verdict(reader.read(frame))
+                assert got in (code, "REJECT"), (code, angle, d, got)

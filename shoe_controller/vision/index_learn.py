@@ -722,6 +722,8 @@ class DeckLearner:
             "box_group": len(BLURS),
             "min_region_area": 0.5 * (right - p) * (bottom - p),
             "rank_h_px": geometry.rank_h[1],
+            "rank_gap": max(rank_gap(x.found.ink or x.ink, x.found.rank)
+                            for x in self.samples.values()),
             "suit_h_px": float(np.median([x.found.suit_box[3] - x.found.suit_box[1]
                                        for x in self.samples.values()])),
         }
@@ -868,6 +870,24 @@ def _same_place(found: Found, clean: Found, scale: float, angle: float) -> bool:
     ey = p + scale * (cx * math.sin(t) + cy * math.cos(t))
     fx0, fy0, fx1, fy1 = found.rank_box
     return math.hypot((fx0 + fx1) / 2 - ex, (fy0 + fy1) / 2 - ey) < 0.25 * scale * (y1 - y0)
+
+
+def rank_gap(ink: Ink, ids: list[int]) -> float:
+    """The widest gap (px) between the parts ``ids`` of a rank, side by side: the 1 and
+    the 0 of a 10; 0 for a rank of one part (or of parts that overlap in x).
+
+    >>> st = np.array([[0, 0, 9, 9, 0], [2, 3, 4, 20, 0], [9, 3, 8, 20, 0]], np.int32)
+    >>> ink = Ink(np.zeros(1), np.zeros(1), np.zeros(1), st, np.zeros((3, 2)),
+    ...           np.ones(3, bool), 0.0, 0.0)
+    >>> rank_gap(ink, [2, 1]), rank_gap(ink, [1])
+    (3.0, 0.0)
+    """
+    boxes = sorted(ink.stats[i, :4].tolist() for i in ids)
+    gap, right = 0.0, boxes[0][0] + boxes[0][2]
+    for x, _y, w, _h in boxes[1:]:
+        gap = max(gap, float(x - right))
+        right = max(right, x + w)
+    return gap
 
 
 def _layout(f: Found, scale: float) -> list[float]:

@@ -126,6 +126,9 @@ class IndexReader:
         self._suits = _Templates(profile.suit_templates, profile.suit_labels, 4, box_group)
         self._crop = (int(g["crop_size"][0]), int(g["crop_size"][1]))
         self._min_part = int(g["min_part"])
+        # the widest gap between the parts of a rank (px at the calibrated scale; None:
+        # a profile from before it was learned)
+        self._rank_gap = float(g["rank_gap"]) if "rank_gap" in g else None
         self._attempts = attempts(self._geometry)
         # the cards whose suit art covers in part (learned cut along the suit box)
         self._box_cut = frozenset(str(c) for c in g.get("box_cut", []))
@@ -261,25 +264,39 @@ class IndexReader:
             ink = find_ink(crop, self._min_part, free=free, darker=darker, lines=lines)
             if isinstance(ink, str):
                 return failed or (0, ink)
+            glyphs: list[tuple[int, int, int, int, int]] = []
             if not whole:
-                drop = self._ink_cut_by_the_frame(ink, frame, region, down)
-                if drop is None:
+                drop, glyphs = self._ink_cut_by_the_frame(ink, frame, region, down)
+                if glyphs and self._rank_gap is None:
                     # the frame's edge crosses where some index is (a wide one), and
                     # ink runs into it there: a glyph is cut, the index not whole in
-                    # view (a darker threshold may show a blurred border line thin)
+                    # view (a darker threshold may show a blurred border line thin);
+                    # a profile that did not learn the gaps inside a rank says no more
                     failed = failed or (0, "no whole index in view")
                     continue
-                if drop:
+                if drop or glyphs:
+                    # a part the edge cuts is no glyph of the index found unless it is
+                    # beside it (checked on the card read, below)
                     keep = ink.keep.copy()
                     keep[drop] = False
+                    keep[[g[0] for g in glyphs]] = False
                     ink = replace(ink, keep=keep)
             found = locate(ink, self._geometry, free, bool(self._box_cut), merge=True,
                            sides=True)
             if isinstance(found, str):
                 continue
             cut = self._cut_beside_rank(ink, found, frame, region, down) if free[0] else None
+            if glyphs and cut is not None:
+                # a rank the frame cuts at the crop's free side, and a glyph cut too
+                failed = failed or (0, "no whole index in view")
+                continue
             got = cut if cut is not None else self._read_found(ink, found, down)
             if isinstance(got[0], Card):
+                if glyphs and self._cut_glyph_by_index(found, glyphs, got[0]):
+                    # a glyph the frame's edge cuts lies beside the rank or the suit:
+                    # the index may be more than what is in view (a 10 losing its 0)
+                    failed = failed or (0, "no whole index in view")
+                    continue
                 return got  # type: ignore[return-value]
             # what was found is no index of the deck (a printed border's line taken for
             # the rank, glyphs joined by blur): the crop is looked at the next way
@@ -438,12 +455,41 @@ class IndexReader:
                 return False
         return True
 
+    def _cut_glyph_by_index(self, found: Found,
+                            glyphs: list[tuple[int, int, int, int, int]], card: Card
+                            ) -> bool:
+        """Does a part the frame's edge cuts (``glyphs``: (label, x0, y0, x1, y1) of its
+        pixels inside the frame) lie where it could be of the index ``found``, read as
+        ``card``? Beside the rank, in its row (its band, an eighth of its height more
+        each way), nearer than the widest gap between the parts of a rank this deck
+        learned (the 1 and 0 of a 10) at the frame's scale (the rank's height against
+        ``card``'s learned one) and 25 % more, and 3 px; or by the suit (its box, a
+        quarter of its height more each way). Anywhere else it is art, a pip or a
+        border the edge cuts beside an index whole in view, as ignored as they are
+        when the whole card is in view."""
+        rx0, ry0, rx1, ry1 = found.rank_box
+        sx0, sy0, sx1, sy1 = found.suit_box
+        rh = ry1 - ry0
+        lay = self._layout.get(card.code)
+        scale = rh / lay[0] if lay else rh / self._geometry.rank_h[0]
+        gap = 1.25 * scale * float(self._rank_gap or 0.0) + 3.0
+        band = 0.125 * rh
+        ms = 0.25 * (sy1 - sy0)
+        for _label, x0, y0, x1, y1 in glyphs:
+            if (x0 < rx1 + gap and x1 > rx0 - gap and y0 < ry1 + band and y1 > ry0 - band):
+                return True
+            if x0 < sx1 + ms and x1 > sx0 - ms and y0 < sy1 + ms and y1 > sy0 - ms:
+                return True
+        return False
+
     def _ink_cut_by_the_frame(self, ink: Ink, frame: np.ndarray, region: Region,
-                              down: bool) -> list[int] | None:
+                              down: bool
+                              ) -> tuple[list[int], list[tuple[int, int, int, int, int]]]:
         """Is there ink out of the frame (the frame's edge repeated: a glyph the edge
-        cuts) in the part of the crop where an index can be? None when a glyph may be
-        cut there; else the parts the edge cuts that are no glyph, for the reader to
-        drop (empty when the edge cuts nothing, or only lines that stay).
+        cuts) in the part of the crop where an index can be? Returns the parts the edge
+        cuts that are no glyph, for the reader to drop (none when the edge cuts nothing,
+        or only lines that stay), and those that may be glyphs, each as (label, x0, y0,
+        x1, y1: the box of its pixels inside the frame).
 
         A printed line (a border: thin everywhere inside the frame and longer than any
         glyph, the lines :func:`remove_lines` takes out) that the edge cuts is no glyph
@@ -459,14 +505,15 @@ class IndexReader:
         vh = min(ch, math.ceil(self._index_extent[1]))
         cut = _out_of_frame(frame, region, down, uw, vh) & (ink.labels[:vh, :uw] != 0)
         if not cut.any():
-            return []
+            return [], []
         # the whole crop's pixels inside the frame (this path is rare: the widest
         # index's place crosses the frame's edge)
         inside = ~_out_of_frame(frame, region, down, cw, ch)
         length = self._attempts[-1][1]
         _lo, hi = SCALES
         tallest = 1.2 * hi * self._geometry.rank_h[2]
-        drop = []
+        drop: list[int] = []
+        glyphs: list[tuple[int, int, int, int, int]] = []
         for label in np.unique(ink.labels[:vh, :uw][cut]).tolist():
             part = ((ink.labels == label) & inside).astype(np.uint8)
             ys, xs = np.nonzero(part)
@@ -474,27 +521,15 @@ class IndexReader:
                 drop.append(label)
                 continue
             longest = max(int(ys.max() - ys.min()), int(xs.max() - xs.min())) + 1
-            if cv2.erode(part, _THICK).any():
-                return None
-            if length and longest >= length:
+            thick = bool(cv2.erode(part, _THICK).any())
+            if not thick and length and longest >= length:
                 continue
-            if longest < tallest:
-                return None
+            if thick or longest < tallest:
+                glyphs.append((label, int(xs.min()), int(ys.min()), int(xs.max()) + 1,
+                               int(ys.max()) + 1))
+                continue
             drop.append(label)
-        return drop
-        # the whole crop's pixels inside the frame (this path is rare: the widest
-        # index's place crosses the frame's edge)
-        inside = ~_out_of_frame(frame, region, down, cw, ch)
-        length = self._attempts[-1][1]
-        for label in np.unique(ink.labels[:vh, :uw][cut]).tolist():
-            part = ((ink.labels == label) & inside).astype(np.uint8)
-            ys, xs = np.nonzero(part)
-            if len(ys) == 0:
-                return True
-            longest = max(int(ys.max() - ys.min()), int(xs.max() - xs.min())) + 1
-            if not length or longest < length or cv2.erode(part, _THICK).any():
-                return True
-        return False
+        return drop, glyphs
 
     def _index_can_be_in_view(self, frame: np.ndarray, region: Region, down: bool,
                               free: tuple[bool, bool],
