@@ -88,3 +88,17 @@ def test_a_tilted_card_running_off_the_frame_is_never_read_as_another_card(
                 got.append((code, angle, x, _verdict(tango.read(frame))))
     assert all(v in (code, "REJECT") for code, _a, _x, v in got), got
     assert sum(v == code for code, _a, _x, v in got) >= 48, got
+
+
+def test_a_card_edge_along_the_frames_border_is_not_in_view(tango: IndexReader) -> None:
+    """A card turned 1.5 degrees whose left edge runs down the frame's border, 1-4 px
+    inside it at the index and out of the frame lower down: its outline near that line
+    is a column of points on the border and a few apart from it (the rounded corner),
+    no run of the card's own edge; the corner's x stays free (two such points 52 px
+    apart made it known, and the edge band painted out half of the 10's 1)."""
+    frame = render.render_frame("TS", TANGO, GUIDED, 9, pose=Pose((22.0, 240.0), False,
+                                                                  1.5, 1.03))[0]
+    min_area = float(tango.profile.geometry["min_region_area"])
+    region = find_regions(to_small(frame), min_area)[1][0]
+    assert region.borders[0] and not region.edges_seen[0]
+    assert region.free_axes(False) == (True, False)

@@ -338,7 +338,8 @@ def _edges_seen(own: np.ndarray, u: np.ndarray, v: np.ndarray, w: int, h: int
     ``u``, ``v`` the same points deskewed (frame px). An edge shows when the points
     within ``EDGE_TOL`` of its line (the least or the greatest ``u`` or ``v``) and two
     pixels in from the frame's border (a region's outline beside the border may be the
-    frame cutting the card, blurred) run at least ``EDGE_SEEN`` along it.
+    frame cutting the card, blurred) run at least ``EDGE_SEEN`` along it, one point a
+    small pixel at least (a run of the outline, not two points far apart).
 
     >>> own = np.array([[x, 5] for x in range(1, 30)] + [[29, y] for y in range(6, 39)],
     ...                np.float64)     # a top edge from the left border, a right edge down
@@ -352,7 +353,10 @@ def _edges_seen(own: np.ndarray, u: np.ndarray, v: np.ndarray, w: int, h: int
     for along, across, low in ((u, v, True), (v, u, True), (u, v, False), (v, u, False)):
         line = along.min() if low else along.max()
         near = (np.abs(along - line) <= EDGE_TOL) & inner
-        out.append(bool(near.any()) and float(np.ptp(across[near])) >= EDGE_SEEN)
+        # a run of the outline along the line (a point a small pixel), not a few
+        # points of the rounded corner or of the frame's border that happen to be near
+        n = int(np.count_nonzero(near))
+        out.append(n * SMALL >= EDGE_SEEN and float(np.ptp(across[near])) >= EDGE_SEEN)
     return out[0], out[1], out[2], out[3]
 
 
