@@ -619,6 +619,9 @@ class DeckLearner:
         rank_labels: list[int] = []
         suit_labels: list[int] = []
         layout: dict[str, list[float]] = {}
+        # each part alone of a rank of several (the 1 and the 0 of a 10), every view,
+        # with the side of the rank it is on
+        parts: list[tuple[int, str, np.ndarray]] = []
         colours_by_suit: dict[str, list[np.ndarray]] = {su: [] for su in SUITS}
         card_inks: dict[str, list[np.ndarray]] = {}
         for code, smp in self.samples.items():
@@ -650,6 +653,14 @@ class DeckLearner:
                 # compares a frame with views of one blur at a time
                 b = BLURS.index((motion, sigma))
                 ranks.append(rv)
+                if len(found.rank) > 1:
+                    order = sorted(found.rank, key=lambda i: int(ink.stats[i, 0]))
+                    for k, i in enumerate(order):
+                        pv = glyph_vector(ink, [i], RANK_CANVAS)
+                        if pv is not None:
+                            side = ("left" if k == 0 else "right" if k == len(order) - 1
+                                    else "middle")
+                            parts.append((r_i, side, pv))
                 rank_labels.append(r_i + 13 * b)
                 suits.append(sv)
                 # a suit cut out of art along its box is matched apart from the clean
@@ -694,6 +705,10 @@ class DeckLearner:
                         suit_labels.append(
                             s_i + 4 * (len(BLURS) + BLURS.index((motion, sigma))))
         rank_t, rank_l = _distinct(np.array(ranks, np.float32), np.array(rank_labels))
+        lookalikes = part_lookalikes(rank_t, rank_l, parts, DEFAULT_THRESHOLDS)
+        lefts: dict[str, list[float]] = {}
+        for code, smp in self.samples.items():
+            lefts.setdefault(code[0], []).append(float(smp.found.rank_box[0]))
         suit_t, suit_l = _distinct(np.array(suits, np.float32), np.array(suit_labels))
         colours: dict[str, object] = {
             "face_chroma": [float(v) for v in np.mean([x.chroma for x in self.samples.values()],
@@ -724,6 +739,11 @@ class DeckLearner:
             "rank_h_px": geometry.rank_h[1],
             "rank_gap": max(rank_gap(x.found.ink or x.ink, x.found.rank)
                             for x in self.samples.values()),
+            "part_lookalikes": lookalikes,
+            # where each rank starts (px from the crop's corner at the calibrated
+            # scale, least and greatest over its suits): a rank that starts where no
+            # other does is no left part of another
+            "rank_lefts": {r: [min(v), max(v)] for r, v in sorted(lefts.items())},
             "suit_h_px": float(np.median([x.found.suit_box[3] - x.found.suit_box[1]
                                        for x in self.samples.values()])),
         }
@@ -870,6 +890,35 @@ def _same_place(found: Found, clean: Found, scale: float, angle: float) -> bool:
     ey = p + scale * (cx * math.sin(t) + cy * math.cos(t))
     fx0, fy0, fx1, fy1 = found.rank_box
     return math.hypot((fx0 + fx1) / 2 - ex, (fy0 + fy1) / 2 - ey) < 0.25 * scale * (y1 - y0)
+
+
+def part_lookalikes(templates: np.ndarray, labels: np.ndarray,
+                    parts: list[tuple[int, str, np.ndarray]],
+                    thresholds: Mapping[str, float]) -> dict[str, dict[str, list[str]]]:
+    """The ranks (their characters) that a part alone of a rank of several parts is
+    read as, with the ranks whose part it is, by the side the rest of that rank is on:
+    ``parts`` are (the rank's index in ``RANK_CHARS``, the part's place in it: "left",
+    "right" or "middle", its glyph vector; one per learned view), matched as the reader
+    matches a rank (its learned views ``templates``, ``labels``: rank + 13 x blur
+    group; ``thresholds``). The 0 of a 10 that matches the deck's 8 gives
+    ``{"left": {"8": ["T"]}, "right": {}}``: the rest of that 10 (its 1) is on the
+    left, and only the index's layout (where its suit is) then tells that 8 from a 10
+    whose 1 is out of view; the reader does not read such an 8 when its rank may go on
+    out of view on its left."""
+    from shoe_controller.vision.index_reader import _Templates
+
+    out: dict[str, dict[str, set[str]]] = {"left": {}, "right": {}}
+    if not parts:
+        return {"left": {}, "right": {}}
+    ranks = _Templates(templates, labels, 13)
+    for own, place, v in parts:
+        got = ranks.match(v, "rank", RANK_CHARS, dict(thresholds))
+        if isinstance(got[1], str) or got[0] == own:
+            continue
+        # a right part has the rest of its rank on its left, a left part on its right
+        for side in {"right": ("left",), "left": ("right",)}.get(place, ("left", "right")):
+            out[side].setdefault(RANK_CHARS[got[0]], set()).add(RANK_CHARS[own])
+    return {side: {k: sorted(v) for k, v in sorted(d.items())} for side, d in out.items()}
 
 
 def rank_gap(ink: Ink, ids: list[int]) -> float:

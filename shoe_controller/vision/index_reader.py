@@ -37,6 +37,7 @@ import numpy as np
 from shoe_controller.game.cards import ALL_CARDS, RANK_CHARS, SUITS, Card
 from shoe_controller.vision.index_glyphs import (
     CORNER_PAD,
+    CORNER_SLACK,
     PLAIN_FAINT_SHARE,
     PLAIN_INK_SHARE,
     RANK_CANVAS,
@@ -46,6 +47,7 @@ from shoe_controller.vision.index_glyphs import (
     Geometry,
     Ink,
     Region,
+    _parts_mask,
     _rank_row,
     attempts,
     crop_corner,
@@ -129,6 +131,14 @@ class IndexReader:
         # the widest gap between the parts of a rank (px at the calibrated scale; None:
         # a profile from before it was learned)
         self._rank_gap = float(g["rank_gap"]) if "rank_gap" in g else None
+        # the ranks a part alone of a rank of several (the 0 of a 10) may be taken for
+        # by the side the rest of the other rank is on: {lookalike: the ranks whose
+        # part it is}
+        looks = g.get("part_lookalikes") or {}
+        self._part_lookalikes: dict[str, dict[str, list[str]]] = {
+            side: dict(looks.get(side, {})) for side in ("left", "right")}
+        self._rank_lefts = {r: (float(v[0]), float(v[1]))
+                            for r, v in (g.get("rank_lefts") or {}).items()}
         self._attempts = attempts(self._geometry)
         # the cards whose suit art covers in part (learned cut along the suit box)
         self._box_cut = frozenset(str(c) for c in g.get("box_cut", []))
@@ -254,6 +264,7 @@ class IndexReader:
         crop = crop_corner(frame, region, down, self._crop)
         found: Found | str = ""
         failed: tuple[int, str] | None = None
+        plain: Ink | None = None  # the ink at the plain threshold (the first look)
         for darker, lines in self._attempts:
             if lines and (not whole or (any(free)
                                         and not self._crop_in_frame(frame, region, down))):
@@ -264,6 +275,8 @@ class IndexReader:
             ink = find_ink(crop, self._min_part, free=free, darker=darker, lines=lines)
             if isinstance(ink, str):
                 return failed or (0, ink)
+            if plain is None:
+                plain = ink
             glyphs: list[tuple[int, int, int, int, int]] = []
             if not whole:
                 drop, glyphs = self._ink_cut_by_the_frame(ink, frame, region, down)
@@ -296,6 +309,21 @@ class IndexReader:
                     # a glyph the frame's edge cuts lies beside the rank or the suit:
                     # the index may be more than what is in view (a 10 losing its 0)
                     failed = failed or (0, "no whole index in view")
+                    continue
+                char = RANK_CHARS[got[0].rank - 1]
+                on_left = char in self._part_lookalikes["left"]
+                on_right = char in self._part_lookalikes["right"]
+                lookalike = on_left or on_right
+                if cut is None and ((on_left and free[0]) or (on_right and not whole)) \
+                        and self._rank_by_the_edge(frame, region, down, found.ink or ink,
+                                                   found, got[0], on_left and free[0],
+                                                   on_right and not whole, free[0]):
+                    failed = failed or (0, "no whole index in view (the rank reaches the "
+                                           "frame's edge)")
+                    continue
+                if lookalike and darker and plain is not None \
+                        and self._lighter_beside_rank(plain, found.ink or ink, found):
+                    failed = failed or (3, "rank unclear (lighter ink beside it)")
                     continue
                 return got  # type: ignore[return-value]
             # what was found is no index of the deck (a printed border's line taken for
@@ -454,6 +482,82 @@ class IndexReader:
             if not (0 <= x < w and 0 <= y < h):
                 return False
         return True
+
+    def _side_gap(self, found: Found, card: Card) -> int:
+        """How far beside the rank ``found`` (read as ``card``) another part of it may
+        be (px): the widest gap between the parts of a rank this deck learned, at the
+        frame's scale (the rank's height against ``card``'s learned one), 25 % more
+        and 5 px (half the rank's height for a profile without the gap)."""
+        rh = found.rank_box[3] - found.rank_box[1]
+        lay = self._layout.get(card.code)
+        scale = rh / lay[0] if lay else 1.0
+        return math.ceil(1.25 * scale * self._rank_gap + 5.0 if self._rank_gap is not None
+                         else 0.5 * rh + 5.0)
+
+    def _lighter_beside_rank(self, plain: Ink, ink: Ink, found: Found) -> bool:
+        """Read with a darker threshold (``ink``), did the rank ``found`` lose ink beside
+        it: at the plain threshold (``plain``), do the parts its pixels belong to reach,
+        in its rows, more than 3 px (the halo a darker threshold takes off a glyph)
+        further left or right than it? A light part of the rank (an outlined 1 of a 10,
+        one part with the 0 at the plain threshold) that the darker threshold dropped
+        would leave the rest of it (the 0) to be read as the rank a part alone looks
+        like (an 8)."""
+        rx0, ry0, rx1, ry1 = found.rank_box
+        rows = plain.labels[ry0:ry1]
+        own = _parts_mask(ink.labels[ry0:ry1], found.rank).astype(bool)
+        ids = np.unique(rows[own & (rows != 0)]).tolist()
+        if not ids:
+            return False
+        cols = np.flatnonzero(_parts_mask(rows, ids).any(axis=0))
+        return int(cols[0]) < rx0 - 3 or int(cols[-1]) + 1 > rx1 + 3
+
+    def _rank_by_the_edge(self, frame: np.ndarray, region: Region, down: bool, ink: Ink,
+                          found: Found, card: Card, left: bool, right: bool,
+                          free_x: bool) -> bool:
+        """Could the rank ``found`` (read as ``card``: a rank that a part alone of
+        another rank of this deck is read as, the 8 of a deck whose 10's 0 is) go on
+        out of view beside it? On its ``left`` (the rest of that other rank is on the
+        left: asked when the crop's x axis is ``free_x``, the card's own edge there out
+        of view) or its ``right`` (asked when the index's place is not all in view; with
+        the corner known along x, only when that other rank starts where this one
+        does), within :meth:`_side_gap` in the rank's rows: the frame's edge (or, along
+        the free axis, the crop's start: the card's outline where the frame cuts it),
+        or on the left ink of a part that runs into the crop's free side (the frame's
+        edge, or the dark beyond the card's edge, joined to it). The 1 of a 10 out of
+        view, or blurred into the dark at the frame's edge, leaves its 0, which may be
+        read as an 8: what the rank is is then not known, whatever the layout says."""
+        rx0, ry0, rx1, ry1 = found.rank_box
+        gap = self._side_gap(found, card)
+        cw = ink.labels.shape[1]
+        if left:
+            x0 = rx0 - gap
+            if x0 <= 0:
+                return True
+            if _out_of_frame(frame, region, down, rx0, ry1)[ry0:, x0:].any():
+                return True
+            zone = ink.labels[ry0:ry1, x0:rx0]
+            st = ink.stats
+            ids = np.unique(zone[zone != 0]).tolist()
+            if any(st[i, 0] == 0 and not ink.keep[i] for i in ids):
+                return True
+        if right and not free_x and self._rank_lefts:
+            # the corner known along x: the rank is the left part of another only if
+            # another rank starts where it does (the corner known to CORNER_SLACK, and
+            # a tenth of the rank's height for the angle)
+            p = CORNER_PAD
+            rh = ry1 - ry0
+            lay = self._layout.get(card.code)
+            scale = rh / lay[0] if lay else 1.0
+            tol = CORNER_SLACK + 0.1 * rh
+            own = RANK_CHARS[card.rank - 1]
+            right = any(p + scale * (lo - p) - tol <= rx0 <= p + scale * (hi - p) + tol
+                        for r, (lo, hi) in self._rank_lefts.items()
+                        if r in self._part_lookalikes["right"].get(own, ()))
+        if right:
+            x1 = min(rx1 + gap, cw)
+            if x1 <= rx1 or _out_of_frame(frame, region, down, x1, ry1)[ry0:, rx1:].any():
+                return True
+        return False
 
     def _cut_glyph_by_index(self, found: Found,
                             glyphs: list[tuple[int, int, int, int, int]], card: Card
