@@ -156,3 +156,62 @@ def test_the_tray_components_are_named() -> None:
     assert len(names) == len(_Threads.PACKETS) * per_packets
     assert "thread filter, 16 threads, tray forward" in names
     assert "thread filter, 48 threads, tray backward" in names
+
+
+def test_the_projection_hands_the_previous_shoes_rounds_to_the_test() -> None:
+    # two shoes through the real game core and the projection: the first collected hand by
+    # hand, given five riffles and a cut. The alert's statistic is the test's with the
+    # rounds as the events tell them (read here from the events, independently of the
+    # projection); without them the test would not have fired by then.
+    from shoe_controller.game import inputs as I
+    from shoe_controller.game.cards import parse_card
+    from shoe_controller.game.events import IntegrityAlert
+    from shoe_controller.game.protection import initial_state, protect
+    from shoe_controller.game.rules import Rules
+    from shoe_controller.game.shoe import Shoe
+
+    def deal(cards: list[str], shoe: Shoe) -> list:
+        events = list(shoe.apply(I.NewShoe()))
+        for i, code in enumerate(cards):
+            if i == len(cards) - 16:
+                events += shoe.apply(I.CutCardSeen())
+            events += shoe.apply(I.CardSeen(parse_card(code)))
+            if shoe.state.phase == "ended":
+                break
+        return events
+
+    def left_the_shoe(events: list) -> tuple[list[str], list[tuple[int, str] | None]]:
+        out = [e for e in events
+               if type(e).__name__ in ("BurnIndicator", "CardBurned", "CardDealt")]
+        return ([e.card for e in out],
+                [(e.round, e.hand) if type(e).__name__ == "CardDealt" else None for e in out])
+
+    for seed in range(40, 60):
+        rng = random.Random(seed)
+        shoe = Shoe(Rules())
+        first_cards = [c.code for c in ALL_CARDS for _ in range(DECKS)]
+        rng.shuffle(first_cards)
+        first = deal(first_cards, shoe)
+        old, places = left_the_shoe(first)
+        tray = [old[i] for i in collect(places, [rng.random() < 0.5 for _ in range(200)])]
+        stack = tray + first_cards[len(old):]
+        ids = a_shuffle(list(range(len(stack))), 32, rng)
+        k = rng.randrange(100, 300)
+        second_cards = [stack[i] for i in ids[k:] + ids[:k]]
+        second = deal(second_cards, shoe)
+        state, alerts = initial_state(Rules()), []
+        for ev in first + second:
+            state, raised = protect(state, ev)
+            alerts += [e for e in raised if isinstance(e, IntegrityAlert)
+                       and e.evidence.get("test") == "shuffle_weak_previous_shoe"]
+        if not alerts:
+            continue
+        alert = alerts[0]
+        seen, _ = left_the_shoe([e for e in second if getattr(e, "round", 0) is None
+                                 or getattr(e, "round", 0) <= alert.round])
+        with_rounds = ShuffleTest.start(old, DECKS, places=places).feed(seen)
+        without = ShuffleTest.start(old, DECKS).feed(seen)
+        assert alert.evidence["statistic"] == round(with_rounds.peak, 2)
+        assert without.peak < alert.evidence["threshold"] <= with_rounds.peak
+        return
+    raise AssertionError("no shoe of these seeds raised shuffle_weak against the previous shoe")

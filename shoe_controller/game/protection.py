@@ -128,7 +128,6 @@ class ProtectionState:
     oriented: tuple[tuple[int, str], ...] = ()
     carried: tuple[str, ...] = ()  # misdealt cards the next round will deal again
     previous: tuple[str | None, ...] = ()  # the previous shoe's sequence
-    previous_places: tuple[tuple[int, str] | None, ...] = ()  # and its places
     previous_neighbours: Any = None  # and its neighbour relation (built once per shoe)
     #: this shoe's window fingerprints so far, and where the next window starts
     fingerprints: tuple[int, ...] = ()
@@ -251,7 +250,7 @@ def _shoe_started(state: ProtectionState, ev: Any) -> tuple[ProtectionState, tup
 
     state = _store(state)
     previous = state.sequence if state.shoe else state.previous
-    places = state.places if state.shoe else state.previous_places
+    places = state.places  # where the previous shoe's cards went (none before a shoe)
     known = bool(state.shoe) and state.complete
     if known:
         note = f"shoe {state.shoe}, dealt in full through this shoe"
@@ -270,7 +269,6 @@ def _shoe_started(state: ProtectionState, ev: Any) -> tuple[ProtectionState, tup
             decks=ev.decks,
             shoe=ev.shoe,
             previous=previous,
-            previous_places=places,
             previous_neighbours=neighbours_in(previous),
             weak_tests=tuple(tests),
             weak_fed=0,
