@@ -911,7 +911,10 @@ def cut_joined(ink: Ink, box: tuple[float, float, float, float], exclude: list[i
     sw, sh = x1 - x0, y1 - y0
     if sw < 3 or sh < 3:
         return None
-    m = 0.3 * sh
+    # the window around the place: a piece cut at a neck by the suit's foot keeps the
+    # sliver of art beside the neck (a sceptre's knob joined at a lobe's corner), which
+    # may reach 0.4 of the suit's height past the place
+    m = 0.45 * sh
     wx0, wy0 = max(int(x0 - m), 0), max(int(y0 - m), 0)
     wx1, wy1 = min(math.ceil(x1 + m), w), min(math.ceil(y1 + m), h)
     inner = lab[max(int(y0), 0):min(math.ceil(y1), h), max(int(x0), 0):min(math.ceil(x1), w)]
