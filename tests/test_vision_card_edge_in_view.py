@@ -13,7 +13,7 @@ from shoe_controller.sim import render
 from shoe_controller.sim.render import FULL, GUIDED, Pose
 from shoe_controller.vision.index_glyphs import find_regions, to_small
 from shoe_controller.vision.index_reader import IndexReader
-from tests.support.vision_decks import learned_profile
+from tests.support.vision_decks import learned_profile, verdict
 
 TANGO = "ext:tango"
 BELLOT = "ext:bellot"
@@ -29,12 +29,6 @@ def tango() -> IndexReader:
 @pytest.fixture(scope="module")
 def bellot() -> IndexReader:
     return IndexReader(learned_profile(BELLOT))
-
-
-def _verdict(read: object) -> str:
-    if read.kind == "card":  # type: ignore[attr-defined]
-        return read.card.code  # type: ignore[attr-defined]
-    return "REJECT" if read.kind == "reject" else read.kind.upper()  # type: ignore[attr-defined]
 
 
 def test_the_corner_is_known_along_an_axis_whose_card_edge_is_in_view(tango: IndexReader
@@ -64,7 +58,7 @@ def test_bench_frames_whose_glyph_joined_the_dark_outside_are_read(
     ext:bellot's QD upside down (its Q joined to the dark beyond the card's bottom edge:
     "no rank-sized ink where the index starts"). Each card runs into a frame border
     away from its index corner; all three read now."""
-    got = [_verdict(reader.read(render.render_frame(code, style, FULL, BENCH + i)[0]))
+    got = [verdict(reader.read(render.render_frame(code, style, FULL, BENCH + i)[0]))
            for reader, style, code, i in ((tango, TANGO, "TC", 146), (tango, TANGO, "TD", 70),
                                           (bellot, BELLOT, "QD", 86))]
     assert got == ["TC", "TD", "QD"]
@@ -85,7 +79,7 @@ def test_a_tilted_card_running_off_the_frame_is_never_read_as_another_card(
                 x = float(640 - d if down else d)
                 frame = render.render_frame(code, TANGO, FULL, 300 + k, pose=Pose(
                     (x, 240.0), down, angle, 0.95))[0]
-                got.append((code, angle, x, _verdict(tango.read(frame))))
+                got.append((code, angle, x, verdict(tango.read(frame))))
     assert all(v in (code, "REJECT") for code, _a, _x, v in got), got
     assert sum(v == code for code, _a, _x, v in got) >= 48, got
 

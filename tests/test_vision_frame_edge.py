@@ -13,7 +13,7 @@ import pytest
 from shoe_controller.sim import render
 from shoe_controller.sim.render import GUIDED, Pose
 from shoe_controller.vision.index_reader import IndexReader
-from tests.support.vision_decks import learned_profile
+from tests.support.vision_decks import learned_profile, verdict
 
 STYLE = "dejavu-jumbo"
 BORDERED = "serif-jumbo-border"
@@ -35,12 +35,6 @@ def tango() -> IndexReader:
     return IndexReader(learned_profile(TANGO))
 
 
-def _verdict(read: object) -> str:
-    if read.kind == "card":  # type: ignore[attr-defined]
-        return read.card.code  # type: ignore[attr-defined]
-    return "REJECT" if read.kind == "reject" else read.kind.upper()  # type: ignore[attr-defined]
-
-
 def _at_left_edge(reader: IndexReader, code: str, x: float, seed: int, style: str = STYLE,
                   angle: float = 1.0, scale: float = 1.04) -> str:
     """``code`` upside down, the card's centre ``x`` px from the frame's left edge: the
@@ -48,7 +42,7 @@ def _at_left_edge(reader: IndexReader, code: str, x: float, seed: int, style: st
     the edge."""
     frame, _truth = render.render_frame(code, style, GUIDED, seed,
                                         pose=Pose((x, 232.0), True, angle, scale))
-    return _verdict(reader.read(frame))
+    return verdict(reader.read(frame))
 
 
 def test_a_narrow_index_whole_in_view_beside_the_frames_edge_is_read(reader: IndexReader
@@ -109,8 +103,8 @@ def test_a_ten_whose_one_the_frames_edge_just_touches_is_read(tango: IndexReader
     as the 10 (the 1's pixels inside the frame, the 0 whole), never as anything else."""
     bench = [render.render_frame("TC", TANGO, GUIDED, 20240 * 1_000_003 + i)[0]
              for i in (93, 131)]
-    assert [_verdict(tango.read(f)) for f in bench] == ["TC", "TC"]
-    got = [(code, x, down, _verdict(tango.read(render.render_frame(
+    assert [verdict(tango.read(f)) for f in bench] == ["TC", "TC"]
+    got = [(code, x, down, verdict(tango.read(render.render_frame(
         code, TANGO, GUIDED, 7, pose=Pose((float(x), 232.0), down, -2.0, 0.97))[0])))
            for code in ("TC", "TH") for down in (False, True) for x in range(30, 42, 2)]
     assert all(v in (code, "REJECT") for code, _x, _d, v in got), got
@@ -127,7 +121,7 @@ def test_a_ten_or_eight_the_frames_edge_cuts_is_never_read_as_another_card(
             for x in range(14, 50, 4):
                 frame = render.render_frame(code, TANGO, GUIDED, 9, pose=Pose(
                     (float(x), 240.0), down, 1.5, 1.03))[0]
-                got = _verdict(tango.read(frame))
+                got = verdict(tango.read(frame))
                 assert got in (code, "REJECT"), (code, x, down, got)
 
 
@@ -142,8 +136,8 @@ def test_court_art_the_frames_edge_cuts_beside_a_whole_index_is_no_cut_glyph(
     frames read then)."""
     assert reader.profile.geometry["rank_gap"] == 10.0
     bench = render.render_frame("JC", STYLE, render.FULL, 20240 * 1_000_003 + 167)[0]
-    assert _verdict(reader.read(bench)) == "JC"
-    got = [(code, angle, x, _verdict(reader.read(render.render_frame(
+    assert verdict(reader.read(bench)) == "JC"
+    got = [(code, angle, x, verdict(reader.read(render.render_frame(
         code, STYLE, GUIDED, 5, pose=Pose((float(x), 293.0), False, angle, 0.87))[0])))
            for code in ("JC", "QD", "KH", "JS") for angle in (-14.0, -10.0, 0.0, 10.0)
            for x in range(570, 632, 6)]
@@ -161,5 +155,5 @@ def test_a_ten_whose_zero_the_frames_edge_cuts_is_never_read(reader: IndexReader
             for d in range(10, 90, 4):
                 frame = render.render_frame(code, STYLE, GUIDED, 7 + d, pose=Pose(
                     (640.0 - d, 240.0), False, angle, 0.95))[0]
-                got = _verdict(reader.read(frame))
+                got = verdict(reader.read(frame))
                 assert got in (code, "REJECT"), (code, angle, d, got)

@@ -12,7 +12,7 @@ import pytest
 
 from shoe_controller.sim import render
 from shoe_controller.vision.index_reader import IndexReader
-from tests.support.vision_decks import learned_profile
+from tests.support.vision_decks import learned_profile, verdict
 
 BELLOT = "ext:bellot"
 
@@ -22,16 +22,10 @@ def bellot() -> IndexReader:
     return IndexReader(learned_profile(BELLOT))
 
 
-def _verdict(read: object) -> str:
-    if read.kind == "card":  # type: ignore[attr-defined]
-        return read.card.code  # type: ignore[attr-defined]
-    return "REJECT" if read.kind == "reject" else read.kind.upper()  # type: ignore[attr-defined]
-
-
 def test_bench_frames_of_a_club_joined_to_the_knob_are_read(bellot: IndexReader) -> None:
     """bench/vision.py's full-range KC frames rejected for this cause: frame 110 at its
     default seed 20240, frames 69 and 96 at seed 555."""
-    got = [_verdict(bellot.read(render.render_frame("KC", BELLOT, render.FULL,
+    got = [verdict(bellot.read(render.render_frame("KC", BELLOT, render.FULL,
                                                     seed * 1_000_003 + i)[0]))
            for seed, i in ((20240, 110), (555, 69), (555, 96))]
     assert got == ["KC", "KC", "KC"]
@@ -42,7 +36,7 @@ def test_court_cards_under_strong_blur_read_or_are_rejected(bellot: IndexReader)
     and defocus: KC reads in 12 of 12 frames (9 before), the others as they did, and no
     frame is read as another card."""
     deg = render.with_range(render.FULL, motion_blur=(4.0, 6.0), defocus=(0.6, 1.2))
-    got = [(code, _verdict(bellot.read(render.render_frame(code, BELLOT, deg, 700 + k)[0])))
+    got = [(code, verdict(bellot.read(render.render_frame(code, BELLOT, deg, 700 + k)[0])))
            for code in ("KC", "KS", "KH", "KD", "QC", "JC") for k in range(12)]
     assert all(v in (code, "REJECT") for code, v in got), got
     reads = {c: sum(v == c for code, v in got if code == c) for c in dict(got)}

@@ -17,7 +17,7 @@ from shoe_controller.sim import render
 from shoe_controller.sim.render import GUIDED, Pose
 from shoe_controller.vision.index_reader import IndexReader
 from shoe_controller.vision.profile import Profile
-from tests.support.vision_decks import learned_profile
+from tests.support.vision_decks import learned_profile, verdict
 
 TANGO = "ext:tango"
 
@@ -38,12 +38,6 @@ def _suit_blind(profile: Profile) -> Profile:
         layout["8" + suit] = lay.ravel().tolist()
     geometry["layout"] = layout
     return dataclasses.replace(profile, geometry=geometry)
-
-
-def _verdict(read: object) -> str:
-    if read.kind == "card":  # type: ignore[attr-defined]
-        return read.card.code  # type: ignore[attr-defined]
-    return "REJECT" if read.kind == "reject" else read.kind.upper()  # type: ignore[attr-defined]
 
 
 def test_the_deck_learns_that_its_tens_zero_alone_is_read_as_an_eight(profile: Profile
@@ -67,6 +61,6 @@ def test_a_ten_losing_its_one_is_never_read_as_an_eight_whatever_the_layout(
             for x in range(6, 50, 2):
                 frame = render.render_frame(code, TANGO, GUIDED, 9, pose=Pose(
                     (float(640 - x if down else x), 240.0), down, 1.5, 1.03))[0]
-                got.append((code, down, x, _verdict(reader.read(frame))))
+                got.append((code, down, x, verdict(reader.read(frame))))
     assert all(v in (code, "REJECT") for code, _d, _x, v in got), got
     assert sum(v == code for code, _d, _x, v in got) >= 18, got

@@ -43,3 +43,10 @@ def calibration_frames(style: str) -> dict[str, np.ndarray]:
 def learned_profile(style: str) -> Profile:
     """The profile learned from :func:`calibration_frames` of ``style``."""
     return learn_profile(calibration_frames(style), source=style)
+
+
+def verdict(read: object) -> str:
+    """A reader's verdict in one word: the card's code, ``REJECT``, ``CUT`` or ``EMPTY``."""
+    if read.kind == "card":  # type: ignore[attr-defined]
+        return read.card.code  # type: ignore[attr-defined]
+    return "REJECT" if read.kind == "reject" else read.kind.upper()  # type: ignore[attr-defined]
