@@ -59,6 +59,10 @@ class RefComponent:
         self.seen = [0] * 52
         self.pending: tuple[int, list[float], float, float] | None = None
 
+    def fronts(self, q: int) -> list[tuple[int, float]]:
+        """The old positions a card placed at ``q`` opens fronts at, with their weight."""
+        return [(q + d, w) for d, w in self.opens]
+
     def copies(self, c: int) -> list[int]:
         return [q for q, x in enumerate(self.ref) if x == c]  # old positions of code c
 
@@ -98,8 +102,8 @@ class RefComponent:
         for q, s in zip(cps, shares, strict=True):
             # fronts open at the old neighbours, weighted by the window and by how
             # likely each one is still in the shoe; unread neighbours open nothing
-            room = [(q + d, w * (1.0 - self.dealt[q + d])) for d, w in self.opens
-                    if 0 <= q + d < len(self.ref) and self.ref[q + d] >= 0]
+            room = [(r, w * (1.0 - self.dealt[r])) for r, w in self.fronts(q)
+                    if 0 <= r < len(self.ref) and self.ref[r] >= 0]
             norm = sum(x for _, x in room)
             for r, x in room:
                 if norm > 0:

@@ -215,3 +215,77 @@ def test_the_projection_hands_the_previous_shoes_rounds_to_the_test() -> None:
         assert without.peak < alert.evidence["threshold"] <= with_rounds.peak
         return
     raise AssertionError("no shoe of these seeds raised shuffle_weak against the previous shoe")
+
+
+def tray_reference_values(reference: list[str | None], places: list, new: list[str],
+                          decks: int):
+    """Every thread-filter component's log-martingale after each card of ``new``, from
+    test_shuffle_tracking_mutants.py's plainly written filter, with the two tray windows
+    of ``_Threads.TRAY_SIDES`` after each packet count's four plain ones: a card at old
+    position ``q`` opens fronts at the cards that follow it in the tray (forward) or
+    precede it (backward), each weighted by the brute-force-tested ``tray_edges``."""
+    from tests.test_shuffle_tracking_mutants import (
+        INDEX,
+        PACKETS,
+        WINDOWS,
+        RefComponent,
+        deal_through,
+    )
+
+    edges = tray_edges(places)
+
+    class RefTray(RefComponent):
+        def __init__(self, ref: list[int], a: int, forward: bool) -> None:
+            super().__init__(ref, a, "forward", (), decks)
+            self.forward = forward
+
+        def fronts(self, q: int) -> list[tuple[int, float]]:
+            if self.forward:
+                return [(j, p) for (i, j), p in edges.items() if i == q]
+            return [(i, p) for (i, j), p in edges.items() if j == q]
+
+    ref = [INDEX[x] if x is not None else -1 for x in reference]
+    comps: list[RefComponent] = []
+    for a in PACKETS:
+        comps += [RefComponent(ref, a, side, w, decks) for side, w in WINDOWS]
+        comps += [RefTray(ref, a, True), RefTray(ref, a, False)]
+    for _ in deal_through(comps, new, decks):
+        yield [v for comp in comps for v in comp.logm]
+
+
+def tray_cases() -> list[tuple[str, list, list, list, int]]:
+    rng = random.Random(5)
+    codes = [c.code for c in ALL_CARDS for _ in range(2)]
+    rng.shuffle(codes)
+    places = deal_places(len(codes), rng)
+    tray = collect(places, [rng.random() < 0.5 for _ in range(len(codes))])
+    whole = [codes[i] for i in a_shuffle(tray, 4, rng)]
+    holed = [None if i in (0, 7, 8, 60) else x for i, x in enumerate(codes)]
+    # a code whose only read copy is dealt twice makes the filter discontinuous (see
+    # test_shuffle_tracking_mutants.cases): such codes are not dealt
+    one_copy = {x for x in holed if x is not None and holed.count(x) == 1}
+    old8, places8, new8 = by_hand_shoe(4, 32)
+    return [
+        ("2 decks, a tray given 2 riffles, whole shoe", codes, places, whole, 2),
+        ("2 decks, unread reference cards", holed, places,
+         [x for x in whole if x not in one_copy], 2),
+        ("8 decks, a tray given 5 riffles", old8, places8, new8[:90], DECKS),
+    ]
+
+
+@pytest.mark.parametrize("name,reference,places,new,decks", tray_cases(),
+                         ids=[c[0] for c in tray_cases()])
+def test_the_tray_windows_are_their_description_card_by_card(name, reference, places, new,
+                                                              decks) -> None:
+    from shoe_controller.game.shuffle_tracking import _Threads
+
+    want = tray_reference_values(reference, places, new, decks)
+    test = ShuffleTest.start(reference, decks, places=places)
+    for end, expected in enumerate(want):
+        if end:
+            test = test.feed(new[end - 1 : end])
+        (flt,) = [t for t in test._trackers if isinstance(t, _Threads)]
+        got = flt.values
+        assert len(got) == len(expected)
+        for i, (g, w) in enumerate(zip(got, expected, strict=True)):
+            assert math.isclose(g, w, rel_tol=1e-9, abs_tol=1e-9), (name, end, i, g, w)
