@@ -289,3 +289,74 @@ def test_the_tray_windows_are_their_description_card_by_card(name, reference, pl
         assert len(got) == len(expected)
         for i, (g, w) in enumerate(zip(got, expected, strict=True)):
             assert math.isclose(g, w, rel_tol=1e-9, abs_tol=1e-9), (name, end, i, g, w)
+
+
+# -- the tray windows against a plainly written filter (issue 15) -------------------------
+# The thread filter's two tray windows per packet count, written front by front from
+# _Threads' docstring: a card opens fronts at the cards that may follow it in the tray
+# (forward) or precede it (backward), each weighted by how likely the tray makes that
+# neighbour and by how likely it is still in the shoe. The neighbour probabilities are
+# tray_edges', checked above against every way the rounds can be collected.
+
+
+def tray_cases() -> list[tuple[str, list, list, list, int]]:
+    old8, places8, new8 = by_hand_shoe(5, 16)
+    rng = random.Random(6)
+    old2 = [c.code for c in ALL_CARDS for _ in range(2)]
+    rng.shuffle(old2)
+    places2 = deal_places(len(old2), rng, burned=1)
+    tray2 = collect(places2, [rng.random() < 0.5 for _ in range(len(old2))])
+    new2 = [old2[i] for i in a_shuffle(tray2, 4, rng)]
+    # unread reference cards (a burned card and two dealt ones): no front opens there
+    # (the codes left with one copy are not dealt: see cases() in
+    # test_shuffle_tracking_mutants.py, where the filter is not continuous)
+    holed = [None if q in (0, 7, 30) else x for q, x in enumerate(old2)]
+    one_copy = {x for x in holed if holed.count(x) == 1}
+    return [
+        ("8 decks, by hand, 4 riffles", old8, places8, new8[:120], DECKS),
+        ("2 decks, by hand, 2 riffles, whole shoe", old2, places2, new2, 2),
+        ("2 decks, by hand, unread reference cards", holed, places2,
+         [x for x in new2 if x not in one_copy][:90], 2),
+    ]
+
+
+@pytest.mark.parametrize("name,reference,places,new,decks", tray_cases(),
+                         ids=[c[0] for c in tray_cases()])
+def test_the_tray_windows_are_the_docstring_card_by_card(name, reference, places, new,
+                                                          decks) -> None:
+    from shoe_controller.game.shuffle_tracking import _Threads
+    from tests.test_shuffle_tracking_mutants import (
+        INDEX,
+        LAMS,
+        PACKETS,
+        WINDOWS,
+        RefComponent,
+        deal_through,
+    )
+
+    edges = tray_edges(places)
+
+    class RefTray(RefComponent):
+        def __init__(self, ref: list[int], a: int, side: str, decks: int) -> None:
+            super().__init__(ref, a, side, (), decks)
+            self.side = side
+
+        def fronts(self, q: int) -> list[tuple[int, float]]:
+            if self.side == "forward":  # the cards that may follow q in the tray
+                return [(j, p) for (i, j), p in edges.items() if i == q]
+            return [(i, p) for (i, j), p in edges.items() if j == q]
+
+    ref = [INDEX[x] if x is not None else -1 for x in reference]
+    comps = [comp for a in PACKETS for comp in (
+        *(RefComponent(ref, a, side, w, decks) for side, w in WINDOWS),
+        RefTray(ref, a, "forward", decks), RefTray(ref, a, "backward", decks))]
+    test = ShuffleTest.start(reference, decks, places=places)
+    for end, _ in enumerate(deal_through(comps, new, decks)):
+        if end:
+            test = test.feed(new[end - 1 : end])
+        (threads,) = [t for t in test._trackers if isinstance(t, _Threads)]
+        got = threads.values
+        want = [v for comp in comps for v in comp.logm]
+        assert len(got) == len(want) == len(PACKETS) * (len(WINDOWS) + 2) * len(LAMS)
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            assert math.isclose(g, w, rel_tol=1e-9, abs_tol=1e-9), (name, end, i, g, w)
