@@ -535,7 +535,13 @@ class IndexReader:
                 return True
             if _out_of_frame(frame, region, down, rx0, ry1)[ry0:, x0:].any():
                 return True
-            zone = ink.labels[ry0:ry1, x0:rx0]
+            # a part the frame cuts is the rest of the other rank wherever that rest
+            # would be: from where the other rank starts to where this one does (the
+            # learned starts at the frame's scale), not only within the gap between the
+            # parts: blur and the threshold thin a 1's foot, so a 1 the frame cuts ends
+            # further from the 0 than learned (ext:tango, whose learned gap is 0)
+            zx0 = max(0, rx0 - max(gap, self._rest_reach(found, card) + gap))
+            zone = ink.labels[ry0:ry1, zx0:rx0]
             st = ink.stats
             ids = np.unique(zone[zone != 0]).tolist()
             if any(st[i, 0] == 0 and not ink.keep[i] for i in ids):
@@ -558,6 +564,22 @@ class IndexReader:
             if x1 <= rx1 or _out_of_frame(frame, region, down, x1, ry1)[ry0:, rx1:].any():
                 return True
         return False
+
+    def _rest_reach(self, found: Found, card: Card) -> int:
+        """How far left of the rank ``found`` (read as ``card``) the other ranks that a
+        part alone of is read as ``card`` start (px at the frame's scale: the learned
+        starts of the ranks, the rank's height against ``card``'s learned one); 0 when
+        the profile did not learn where ranks start."""
+        own = RANK_CHARS[card.rank - 1]
+        others = self._part_lookalikes["left"].get(own, ())
+        if own not in self._rank_lefts or not others:
+            return 0
+        rh = found.rank_box[3] - found.rank_box[1]
+        lay = self._layout.get(card.code)
+        scale = rh / lay[0] if lay else 1.0
+        hi = self._rank_lefts[own][1]
+        return max((math.ceil(scale * (hi - self._rank_lefts[r][0]))
+                    for r in others if r in self._rank_lefts), default=0)
 
     def _cut_glyph_by_index(self, found: Found,
                             glyphs: list[tuple[int, int, int, int, int]], card: Card
