@@ -71,7 +71,8 @@ def test_a_tilted_card_running_off_the_frame_is_never_read_as_another_card(
     frame's left edge (upright: the index there) or right edge (upside down), from the
     index out of view to well inside: each frame reads right or is rejected; 53 and 50
     of the 90 read (40 and 41 when the axis was free whenever the card ran into the
-    border)."""
+    border; 47 upside down since 6d0f1d9, whose guard against a ten's cut 0 read as an 8
+    rejects one more ten at the right edge)."""
     got = []
     for code in ("TS", "TD", "8C"):
         for angle in (8.0, -12.0, 15.0):
@@ -81,7 +82,7 @@ def test_a_tilted_card_running_off_the_frame_is_never_read_as_another_card(
                     (x, 240.0), down, angle, 0.95))[0]
                 got.append((code, angle, x, verdict(tango.read(frame))))
     assert all(v in (code, "REJECT") for code, _a, _x, v in got), got
-    assert sum(v == code for code, _a, _x, v in got) >= 48, got
+    assert sum(v == code for code, _a, _x, v in got) >= 47, got
 
 
 def test_a_card_edge_along_the_frames_border_is_not_in_view(tango: IndexReader) -> None:
