@@ -50,6 +50,7 @@ from shoe_controller.vision.index_glyphs import (
     _parts_mask,
     _rank_row,
     attempts,
+    card_by_its_edge,
     crop_corner,
     find_ink,
     find_plain_card,
@@ -197,7 +198,15 @@ class IndexReader:
             # nothing as light as a face: a darker plain card, or an empty window
             dark = find_plain_card(small, self._min_region)
             if dark is None:
-                return FrameRead.empty()
+                # never say nothing when something is there: a card whose edge steps
+                # clearly above the interior, too dark for Otsu's split of an unevenly
+                # lit frame or too little in view at the frame's edge to be a region
+                edge = card_by_its_edge(small, self._min_region)
+                if edge is None:
+                    return FrameRead.empty()
+                if isinstance(edge, str):
+                    return FrameRead.rejected(edge)
+                dark = edge
             plain = self._plain(dark)
             if plain is not None:
                 return plain
