@@ -1,9 +1,8 @@
 """shuffle_weak: the new shoe against the previous shoe's dealt order and new-deck order.
 
-Weak shuffles come from an independent riffle model written here (Bayer-Diaconis's
-``a``-shuffle, which is ``log2 a`` Gilbert-Shannon-Reeds riffles: the cards are cut into
-``a`` packets by a multinomial draw and dealt from the packets in a uniformly random
-sequence of packet labels), not from the code under test or bench/integrity.py.
+Weak shuffles come from the tests' own riffle model (tests/support/riffles.py:
+Bayer-Diaconis's ``a``-shuffle, which is ``log2 a`` Gilbert-Shannon-Reeds riffles), not
+from the code under test or bench/integrity.py.
 """
 
 from __future__ import annotations
@@ -22,6 +21,7 @@ from shoe_controller.game.protection import fold, initial_state, protect
 from shoe_controller.game.rules import Rules
 from shoe_controller.game.shoe import Shoe
 from shoe_controller.game.shuffle_tracking import ShuffleTest, estimated_riffles, new_deck_order
+from tests.support.riffles import a_shuffle, cut, strip
 
 DECKS = 8
 
@@ -30,25 +30,6 @@ def shoe_cards(seed: int) -> list[str]:
     cards = [c.code for c in ALL_CARDS for _ in range(DECKS)]
     random.Random(seed).shuffle(cards)
     return cards
-
-
-def a_shuffle(cards: list[str], a: int, rng: random.Random) -> list[str]:
-    """An ``a``-shuffle: labels for the new positions uniformly at random; the old deck is
-    cut into packets of the label counts, in order; each new position takes the next card
-    of its label's packet."""
-    labels = [rng.randrange(a) for _ in cards]
-    sizes = [labels.count(j) for j in range(a)]
-    starts = [sum(sizes[:j]) for j in range(a)]
-    out = []
-    for j in labels:
-        out.append(cards[starts[j]])
-        starts[j] += 1
-    return out
-
-
-def cut(cards: list[str], rng: random.Random) -> list[str]:
-    k = rng.randrange(len(cards) // 4, 3 * len(cards) // 4)
-    return cards[k:] + cards[:k]
 
 
 def rounds(cards: list[str]) -> list[list[str]]:
@@ -269,17 +250,6 @@ def test_replay_text_of_two_shoes_shows_the_alert(tmp_path, capsys):
 
 
 # ------------------------------------------------ the thread filter (game._Threads)
-
-
-def strip(cards: list[str], rng: random.Random) -> list[str]:
-    """Packets of 5-15 cards run off the top into a pile: the packets' order reverses."""
-    out: list[str] = []
-    i = 0
-    while i < len(cards):
-        k = rng.randint(5, 15)
-        out = cards[i : i + k] + out
-        i += k
-    return out
 
 
 def test_four_riffles_a_strip_and_a_cut_of_the_previous_order_are_caught():

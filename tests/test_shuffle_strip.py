@@ -1,7 +1,8 @@
 """The strip filter (``shuffle_tracking._StripThreads``, issue 18): a fair bet card by
 card, forward fronts that live only as long as a strip packet, and a riffled and stripped
 shoe followed better than by the plain thread filter's windows. The shuffles come from
-this file's own riffle and strip models, not the code under test's or the bench's."""
+the tests' own riffle and strip models (tests/support/riffles.py), not the code under
+test's or the bench's."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 
 from shoe_controller.game.cards import ALL_CARDS
 from shoe_controller.game.shuffle_tracking import _INDEX, ShuffleTest, _StripThreads, _Threads
+from tests.support.riffles import riffles, strip
 
 DECKS = 8
 
@@ -21,32 +23,6 @@ def shoe(seed: int) -> list[str]:
     cards = [c.code for c in ALL_CARDS for _ in range(DECKS)]
     random.Random(seed).shuffle(cards)
     return cards
-
-
-def riffles(cards: list[str], k: int, rng: random.Random) -> list[str]:
-    """``k`` riffles at once (Bayer-Diaconis: a ``2**k``-shuffle): each new position takes a
-    label; the old deck cut into packets of the label counts, each dealt in order."""
-    a = 2 ** k
-    labels = [rng.randrange(a) for _ in cards]
-    starts, at = [], 0
-    for j in range(a):
-        starts.append(at)
-        at += labels.count(j)
-    out = []
-    for j in labels:
-        out.append(cards[starts[j]])
-        starts[j] += 1
-    return out
-
-
-def strip(cards: list[str], rng: random.Random) -> list[str]:
-    """Packets of 5 to 15 cards run off the top onto a pile: the packets' order reverses."""
-    packets, i = [], 0
-    while i < len(cards):
-        k = rng.randint(5, 15)
-        packets.append(cards[i : i + k])
-        i += k
-    return [c for p in reversed(packets) for c in p]
 
 
 def fed(flt, seen: list[str], decks: int, total: int):
