@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import math
 import multiprocessing
 import random
@@ -65,12 +66,15 @@ from shoe_controller.game.tableau import coup
 
 DECKS = 8
 CUT_LEFT = 16
-CONFIG = AnalyticsConfig(shoe_analysis=False)  # integrity only; odds are bench/odds.py
+# integrity only (odds: bench/odds.py); the whole-shoe fit is measured apart (--fit, --fit-null)
+CONFIG = AnalyticsConfig(shoe_analysis=False, shuffle_fit=False)
 _CODE_INDEX = {c.code: c.index for c in ALL_CARDS}
 
 
-def shoe_events(shoe: int, cards: list[str], orient: Callable[[str], str | None]) -> Iterator[Any]:
-    """The events the game core emits for a shoe dealt in this order (no misdeals)."""
+def shoe_events(shoe: int, cards: list[str], orient: Callable[[str], str | None],
+                cut_left: int = CUT_LEFT) -> Iterator[Any]:
+    """The events the game core emits for a shoe dealt in this order (no misdeals), the
+    cut card ``cut_left`` cards from the end."""
     yield ShoeStarted(shoe=shoe, decks=DECKS)
     first = cards[0]
     burn = parse_card(first).value or 10
@@ -80,7 +84,7 @@ def shoe_events(shoe: int, cards: list[str], orient: Callable[[str], str | None]
     pos, rnd = 1 + burn, 0
     while len(cards) - pos >= 6:
         rnd += 1
-        last = len(cards) - pos <= CUT_LEFT + 6
+        last = len(cards) - pos <= cut_left + 6
         yield RoundStarted(shoe=shoe, round=rnd)
         if last:
             yield LastRound(shoe=shoe, round=rnd)
@@ -912,14 +916,15 @@ def _weak_null_chunk(task: tuple[int, int]) -> list[tuple[float, float]]:
     return out
 
 
-def _dealt(cards: list[str]) -> list[str]:
+def _dealt(cards: list[str], cut_left: int = CUT_LEFT) -> list[str]:
     """The cards that leave the shoe when ``cards`` is dealt (burn, rounds to the cut)."""
-    return _dealt_places(cards)[0]
+    return _dealt_places(cards, cut_left)[0]
 
 
-def _dealt_places(cards: list[str]) -> tuple[list[str], list[tuple[int, str] | None]]:
+def _dealt_places(cards: list[str], cut_left: int = CUT_LEFT
+                  ) -> tuple[list[str], list[tuple[int, str] | None]]:
     """``_dealt`` and where each of those cards went (``shuffle_tracking.Place``)."""
-    out = [ev for ev in shoe_events(0, cards, lambda c: None)
+    out = [ev for ev in shoe_events(0, cards, lambda c: None, cut_left)
            if isinstance(ev, BurnIndicator | CardBurned | CardDealt)]
     return ([ev.card for ev in out],
             [(ev.round, ev.hand) if isinstance(ev, CardDealt) else None for ev in out])
@@ -1058,6 +1063,127 @@ def stacked_run(per_kind: int, seed: int) -> None:
         print(f"  {name:36s} {detected:4d}/{per_kind}   round {med}   first: {first}")
 
 
+# --------------------------------------------------------------------------------------
+# The whole-shoe fit (game/shuffle_fit.py): fair shoes' scores, and weak shoes caught
+
+FIT_KINDS = [("previous", k, False, True) for k in (4, 5, 6, 7, 8)]
+FIT_KINDS += [("previous", k, False, False) for k in (5, 6)]
+FIT_KINDS += [("previous", k, True, True) for k in (4, 5, 6)]
+
+
+def _fit_pair(riffles: int, by_hand: bool, stripped: bool, rng: random.Random,
+              cut_left: int = CUT_LEFT) -> tuple[list[str], list[str], list[Any]]:
+    """(the previous shoe's dealt cards, the new shoe's, where the previous shoe's cards
+    went): a fair shoe when ``riffles`` is 0, else the previous shoe's tray riffled
+    ``riffles`` times (then a strip and a cut)."""
+    previous = fresh_cards()
+    rng.shuffle(previous)
+    events = list(shoe_events(1, previous, lambda c: None, cut_left))
+    if riffles:
+        cards = weakly_shuffled(discard_stack(previous, events, by_hand, rng), riffles, rng,
+                                stripped=stripped)
+    else:
+        cards = fresh_cards()
+        rng.shuffle(cards)
+    old, places = _dealt_places(previous, cut_left)
+    return old, _dealt(cards, cut_left), places
+
+
+def _fit_chunk(task: tuple[int, int, bool, bool, int, int, int]) -> dict[str, Any]:
+    from shoe_controller.game import shuffle_fit as sf
+
+    count, riffles, by_hand, stripped, seed, cut_left, steps = task
+    rng = random.Random(seed)
+    shoes = [_fit_pair(riffles, by_hand, stripped, rng, cut_left) for _ in range(count)]
+    raw = sf.family_scores(shoes, DECKS, steps, seed=seed)
+    fits = sf.fit_many(shoes, DECKS, steps, seed=seed)
+    pairs = [f.pairs for f in fits]
+    return {"raw": {f: s.tolist() for f, s in raw.items()}, "z": [f.z for f in fits],
+            "pairs": pairs, "cards": [len(sh[1]) for sh in shoes]}
+
+
+def _fit_tasks(total: int, chunk: int, riffles: int, by_hand: bool, stripped: bool,
+               seed: int, cut_left: int, steps: int
+               ) -> list[tuple[int, int, bool, bool, int, int, int]]:
+    sizes = [min(chunk, total - i) for i in range(0, total, chunk)]
+    return [(n, riffles, by_hand, stripped, seed * 7919 + 104729 * riffles + 31 * i
+             + (1 if by_hand else 0) + (2 if stripped else 0), cut_left, steps)
+            for i, n in enumerate(sizes)]
+
+
+def fit_null_run(shoes: int, seed: int, workers: int = 1, chunk: int = 96,
+                 cut_left: int = CUT_LEFT, steps: int = 0, save: str = "") -> None:
+    """Fair shoes' best fits: each family's raw score (mean, sd, and per old-neighbour
+    pair: shuffle_fit.NULL's constants), the z-scores against NULL, their worst, and the
+    shoes at or above [analytics] shuffle_fit_z."""
+    from shoe_controller.game import shuffle_fit as sf
+
+    steps = steps or sf.STEPS
+    t0 = time.time()
+    tasks = _fit_tasks(shoes, chunk, 0, False, False, seed, cut_left, steps)
+    raw: dict[Any, list[float]] = {f: [] for f in sf.FAMILIES}
+    zs: list[float] = []
+    pairs: list[float] = []
+    with multiprocessing.Pool(workers) if workers > 1 else _Serial() as pool:
+        for res in pool.imap(_fit_chunk, tasks):
+            for f in sf.FAMILIES:
+                raw[f] += res["raw"][f]
+            zs += res["z"]
+            pairs += res["pairs"]
+            print(f"  fit null: {len(zs)}/{shoes} shoes, worst z {max(zs):.2f}, at or above "
+                  f"{CONFIG.shuffle_fit_z}: {sum(z >= CONFIG.shuffle_fit_z for z in zs)}; raw "
+                  + ", ".join(f"{statistics.fmean(raw[f]):.1f}" for f in sf.FAMILIES)
+                  + f"; {time.time() - t0:.0f} s", flush=True)
+    n = len(zs)
+    mean_pairs = statistics.fmean(pairs)
+    print(f"\nWhole-shoe fit, {n} fair shoes (cut card {cut_left} from the end, "
+          f"{steps} steps, {mean_pairs:.1f} old-neighbour pairs seen on average):")
+    for f in sf.FAMILIES:
+        m, sd = statistics.fmean(raw[f]), statistics.stdev(raw[f])
+        print(f"  family {f[0]} riffles{' + strip' if f[1] else ''}"
+              f"{' + tray by hand' if f[2] else ''}: raw mean {m:.1f} sd "
+              f"{sd:.1f} max {max(raw[f]):.1f}; per pair {m / mean_pairs:.3f}, "
+              f"{sd / math.sqrt(mean_pairs):.3f} (NULL: {sf.NULL[f]})")
+    if save:
+        with open(save, "w") as fh:
+            json.dump({"raw": {"/".join(map(str, f)): raw[f] for f in sf.FAMILIES},
+                       "z": zs, "pairs": pairs, "seed": seed, "steps": steps}, fh)
+    zsd = statistics.stdev(zs) if n > 1 else 0.0
+    over = sum(z >= CONFIG.shuffle_fit_z for z in zs)
+    print(f"  z (largest over families): mean {statistics.fmean(zs):.2f} sd {zsd:.2f} "
+          f"worst {max(zs):.2f}; at or above shuffle_fit_z = {CONFIG.shuffle_fit_z}: "
+          f"{over} of {n} shoes; {time.time() - t0:.0f} s")
+
+
+def fit_run(per_kind: int, seed: int, workers: int = 1, chunk: int = 48,
+            cut_left: int = CUT_LEFT, steps: int = 0) -> None:
+    """Weak shoes caught by the whole-shoe fit at [analytics] shuffle_fit_z (at the shoe's
+    end), per kind: the previous shoe's tray (dealt order or by hand) after 4-8 riffles,
+    a strip (or none) and a cut."""
+    from shoe_controller.game import shuffle_fit as sf
+
+    steps = steps or sf.STEPS
+    t0 = time.time()
+    one = _fit_pair(5, True, True, random.Random(seed))
+    cpu = time.process_time()
+    sf.fit_test(one[0], one[1], DECKS, places=one[2], steps=steps)
+    print(f"\nWhole-shoe fit, weak shoes ({per_kind} a kind, {steps} steps, threshold "
+          f"z >= {CONFIG.shuffle_fit_z}); one shoe alone (what the daemon runs at a shoe's "
+          f"end): {time.process_time() - cpu:.2f} s CPU")
+    for kind, riffles, by_hand, stripped in FIT_KINDS:
+        tasks = _fit_tasks(per_kind, chunk, riffles, by_hand, stripped, seed, cut_left, steps)
+        zs: list[float] = []
+        with multiprocessing.Pool(workers) if workers > 1 else _Serial() as pool:
+            for res in pool.imap(_fit_chunk, tasks):
+                zs += res["z"]
+        caught = sum(z >= CONFIG.shuffle_fit_z for z in zs)
+        label = (f"{kind} shoe{' by hand' if by_hand else ''}, {riffles} riffles"
+                 f"{', strip' if stripped else ', no strip'}, cut")
+        print(f"  {label:<46} caught {caught}/{len(zs)}  z median "
+              f"{statistics.median(zs):.1f} min {min(zs):.1f}  {time.time() - t0:.0f} s",
+              flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shoes", type=int, default=1000, help="fair shoes (10000: full)")
@@ -1083,6 +1209,16 @@ def main() -> None:
     parser.add_argument("--hindsight", type=int, default=0,
                         help="shoes per riffle count for the copy resolution with the whole "
                              "shoe seen (5)")
+    parser.add_argument("--fit", type=int, default=0,
+                        help="weak shoes a kind for the whole-shoe fit (100)")
+    parser.add_argument("--fit-null", type=int, default=0,
+                        help="fair shoes for the whole-shoe fit (10000: full)")
+    parser.add_argument("--fit-steps", type=int, default=0,
+                        help="annealing steps of the whole-shoe fit (default: shuffle_fit.STEPS)")
+    parser.add_argument("--fit-save", default="",
+                        help="--fit-null: write every shoe's scores to this JSON file")
+    parser.add_argument("--cut-left", type=int, default=CUT_LEFT,
+                        help="the whole-shoe fit: cards behind the cut card")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--workers", type=int, default=1, choices=(1, 2),
                         help="processes (at most 2 on the shared machine)")
@@ -1097,6 +1233,11 @@ def main() -> None:
         resolution_run(args.resolution, args.seed)
     if args.hindsight:
         hindsight_run(args.hindsight, args.seed)
+    if args.fit_null:
+        fit_null_run(args.fit_null, args.seed, args.workers, cut_left=args.cut_left,
+                     steps=args.fit_steps, save=args.fit_save)
+    if args.fit:
+        fit_run(args.fit, args.seed, args.workers, cut_left=args.cut_left, steps=args.fit_steps)
     if args.stacked:
         stacked_run(args.stacked, args.seed)
     if args.weak_null:

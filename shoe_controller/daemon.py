@@ -167,6 +167,7 @@ class GameCore:
         self.state: Any = shoe_mod.initial_state(rules)
         self._protect: Callable[[Any, Any], tuple[Any, Sequence[Any]]] | None = None
         self._fold: Callable[[Any, Any], Any] | None = None
+        self._shoe_fit: Callable[[Any], tuple[Any, Sequence[Any]]] | None = None
         self.pstate: Any = None
         #: (shoe, fingerprints) of the shoes the last :meth:`protect` saw end
         self.finished: list[tuple[int, tuple[int, ...]]] = []
@@ -176,6 +177,7 @@ class GameCore:
             return
         self._protect = protection.protect
         self._fold = protection.fold
+        self._shoe_fit = protection.shoe_fit
         self.pstate = protection.initial_state(rules, analytics, known=known, salt=salt)
 
     def decide(self, inp: Input) -> tuple[list[Any], Any]:
@@ -197,6 +199,9 @@ class GameCore:
         pstate, state, raised = self.pstate, self.state, []
         for ev in events:
             pstate, out = self._protect(pstate, ev)
+            if event_type(ev) == "shoe_ended" and self._shoe_fit is not None:
+                pstate, fitted = self._shoe_fit(pstate)  # seconds, once a shoe: not in fold
+                out = (*out, *fitted)
             for extra in out:
                 raised.append(extra)
                 state = self._evolve(state, extra)
@@ -363,7 +368,28 @@ class Daemon:
         self._store_finished_shoe()
         if events:
             self._missing_analyses = self._lost_analyses(before, events)
+            self._missing_analyses += self._lost_fit(events)
         return len(events)
+
+    def _lost_fit(self, events: Sequence[Any]) -> list[Any]:
+        """The whole-shoe fit of the last shoe when its end is the last thing in the
+        journal and no fit alert of it is (the process stopped during the fit, which
+        runs after ``shoe_ended`` is journaled): run once more (it is deterministic, so
+        exactly what the lost run would have raised, if anything)."""
+        if self.core._shoe_fit is None or self.core.pstate is None:
+            return []
+        tags = [event_type(ev) for ev in events]
+        ends = [i for i, t in enumerate(tags) if t == "shoe_ended"]
+        starts = [i for i, t in enumerate(tags) if t == "shoe_started"]
+        if not ends or (starts and starts[-1] > ends[-1]):
+            return []
+        if any(t == "integrity_alert" and getattr(ev, "evidence", {}).get("test")
+               == "shuffle_fit_previous_shoe" for ev, t in
+               zip(events[ends[-1]:], tags[ends[-1]:], strict=True)):
+            return []
+        pstate, fitted = self.core._shoe_fit(self.core.pstate)
+        self.core.pstate = pstate
+        return list(fitted)
 
     def _lost_analyses(self, initial: Any, events: Sequence[Any]) -> list[Any]:
         """The ``shoe_analysis`` events of the current shoe's finished rounds that are not
@@ -438,9 +464,11 @@ class Daemon:
             committed = self._commit("projection", lost)
             if committed is not None:
                 self._outputs(lost, committed)
-            log.warning("rebuilt the shoe_analysis of round(s) %s of shoe %s, lost when the "
-                        "process stopped before their analysis was journaled",
-                        [int(getattr(x, "round", 0)) for x in lost],
+            log.warning("rebuilt %s of shoe %s, lost when the process stopped before it was "
+                        "journaled",
+                        ", ".join(f"the {event_type(x)} of round {getattr(x, 'round', '?')}"
+                                  if event_type(x) == "shoe_analysis" else
+                                  "the whole-shoe fit's alert" for x in lost),
                         getattr(lost[0], "shoe", "?"))
         if self.station is not None:
             if getattr(self.station, "key_on", False):  # the key was left on: no alarm sound

@@ -143,6 +143,9 @@ def run(args: argparse.Namespace) -> int:
         for inp in iter_inputs(iter_tokens(_pieces(second))):
             for ev in shoe.apply(inp):
                 pstate, raised = protection.protect(pstate, ev)  # game protection
+                if ev.type == "shoe_ended":  # the whole-shoe fit: once, after the end
+                    pstate, fitted = protection.shoe_fit(pstate)
+                    raised = (*raised, *fitted)
                 for out in (ev, *raised):
                     if out is not ev and not args.analysis and out.type == "shoe_analysis":
                         continue

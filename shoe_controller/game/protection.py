@@ -92,6 +92,14 @@ class AnalyticsConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     #: exp(-threshold) per order, however often it is looked at (Ville's inequality):
     #: 10 gives <= 9.1e-5 per shoe for both orders together.
     shuffle_weak_threshold: Annotated[float, msgspec.Meta(gt=0)] = 10.0
+    #: ``shuffle_weak`` at the shoe's end (``game.shuffle_fit``): alert when the whole
+    #: shoe's best fit to the previous shoe's order through five riffles has this z-score
+    #: against fair shoes' fits (measured: docs/game.md). 4.5 is a normal tail of 3.4e-6
+    #: per family, about 7e-6 per shoe for both.
+    shuffle_fit_z: Annotated[float, msgspec.Meta(gt=0)] = 4.5
+    #: Run the whole-shoe fit at all (about 3 s of CPU here at the end of a shoe, ~10 s on
+    #: a Raspberry Pi 4).
+    shuffle_fit: bool = True
     #: ``edge_sorting``: alert when a test's p-value is at most this (per evaluation).
     edge_sorting_alpha: Probability = 1e-7
     #: ``edge_sorting``: smallest expected cell count for a chi-square test to be used.
@@ -128,6 +136,7 @@ class ProtectionState:
     oriented: tuple[tuple[int, str], ...] = ()
     carried: tuple[str, ...] = ()  # misdealt cards the next round will deal again
     previous: tuple[str | None, ...] = ()  # the previous shoe's sequence
+    previous_places: tuple[tuple[int, str] | None, ...] = ()  # and where its cards went
     previous_neighbours: Any = None  # and its neighbour relation (built once per shoe)
     #: this shoe's window fingerprints so far, and where the next window starts
     fingerprints: tuple[int, ...] = ()
@@ -145,6 +154,8 @@ class ProtectionState:
     raised: frozenset[str] = frozenset()  # tests that alerted this shoe
     above: frozenset[str] = frozenset()  # bets above the advantage threshold
     last_round: int | None = None
+    ended_round: int | None = None  # the shoe's last round, once it ended
+    ended_cards: int = 0  # and how many cards had left it then (the whole-shoe fit's)
     ended: bool = False
     stored: bool = field(default=False)  # fingerprints folded into ``known``
 
@@ -269,6 +280,7 @@ def _shoe_started(state: ProtectionState, ev: Any) -> tuple[ProtectionState, tup
             decks=ev.decks,
             shoe=ev.shoe,
             previous=previous,
+            previous_places=places if known else (),
             previous_neighbours=neighbours_in(previous),
             weak_tests=tuple(tests),
             weak_fed=0,
@@ -286,6 +298,8 @@ def _shoe_started(state: ProtectionState, ev: Any) -> tuple[ProtectionState, tup
             raised=frozenset(),
             above=frozenset(),
             last_round=None,
+            ended_round=None,
+            ended_cards=0,
             ended=False,
             stored=False,
         ),
@@ -331,7 +345,8 @@ def _round_over(state: ProtectionState, ev: Any) -> tuple[ProtectionState, tuple
 
 def _shoe_ended(state: ProtectionState, ev: Any) -> tuple[ProtectionState, tuple[Any, ...]]:
     out: list[Any] = []
-    state = replace(state, ended=True, complete=ev.reason == "cut_card")
+    state = replace(state, ended=True, complete=ev.reason == "cut_card",
+                    ended_round=ev.rounds or None, ended_cards=len(state.sequence))
     state = _integrity(state, ev.rounds or None, out)
     return _store(state), tuple(out)
 
@@ -517,6 +532,53 @@ def _weak(state: ProtectionState, alert: Any) -> ProtectionState:
                 **test.evidence(),
             )
     return replace(state, weak_tests=tuple(tests), weak_fed=len(state.sequence))
+
+
+def shoe_fit(state: ProtectionState) -> tuple[ProtectionState, tuple[Any, ...]]:
+    """The whole-shoe fit (``game.shuffle_fit``) of a shoe that has just ended at the cut
+    card, against the previous shoe's order when that is known: a ``shuffle_weak`` alert
+    (test ``shuffle_fit_previous_shoe``) when it fits a few riffles too well.
+
+    Not part of :func:`protect`: it costs seconds, so the daemon and ``replay`` call it
+    once after a live ``shoe_ended``, and folding a journal on resume does not (the alert
+    is in the journal; the daemon runs it again only for a shoe whose end was the last
+    thing journaled). Returns the state (the test marked as raised) and the alerts.
+
+    >>> shoe_fit(initial_state())[1]  # no shoe has ended
+    ()
+    """
+    from shoe_controller.game import shuffle_fit as sf
+    from shoe_controller.game.events import IntegrityAlert
+
+    cfg = state.config
+    test = "shuffle_fit_previous_shoe"
+    dealt = state.sequence[: state.ended_cards]  # not cards shown after the end
+    if not (cfg.shuffle_fit and state.ended and state.complete and state.previous_known) \
+            or test in state.raised \
+            or sf.not_calibrated(state.previous, dealt, state.decks):
+        return state, ()
+    fit = sf.fit_test(state.previous, dealt, state.decks,
+                      places=state.previous_places or None)
+    if fit.z < cfg.shuffle_fit_z:
+        return state, ()
+    riffles, strip, by_hand = fit.family
+    alert = IntegrityAlert(
+        shoe=state.shoe, round=state.ended_round, kind="shuffle_weak",
+        evidence={
+            "test": test, "reference": "previous_shoe", "statistic": fit.z,
+            "threshold": cfg.shuffle_fit_z, "score": fit.score,
+            "old_neighbours_seen": fit.pairs,
+            "component": f"whole-shoe fit, {riffles} riffles"
+                         f"{' and a strip' if strip else ''}"
+                         f"{', tray collected hand by hand' if by_hand else ''}",
+            "estimated_riffles": f"about {riffles} or fewer",
+            "false_alarm_rate": "measured on fair shoes: docs/game.md (no bound)",
+            "cards_seen": sum(1 for c in dealt if c is not None),
+            "unread": sum(1 for c in dealt if c is None),
+            "previous_shoe_known": True, "previous_shoe": state.previous_note,
+        },
+    )
+    return replace(state, raised=state.raised | {test}), (alert,)
 
 
 def _ignore(state: ProtectionState, ev: Any) -> tuple[ProtectionState, tuple[Any, ...]]:
