@@ -119,6 +119,12 @@ class RefStrip:
     def inside(self, r: int) -> bool:  # an old position holding a read card
         return 0 <= r < len(self.ref) and self.ref[r] >= 0
 
+    def after(self, q: int) -> list[tuple[int, float]]:  # forward: the next old card
+        return [(q + 1, 1.0)]
+
+    def before(self, q: int) -> list[tuple[int, float]]:  # backward: 1-3 cards before
+        return [(q - d, w) for d, w in enumerate(BACK, start=1)]
+
     def predict(self, c: int, p0: float) -> None:
         # P1(c) = live(copies of c) / a + (1 - live total / a) P0(c), the live mass
         # scaled down to a when larger
@@ -161,14 +167,15 @@ class RefStrip:
             # how likely that successor is still in the shoe), all of that when nothing
             # before the card is left; the rest opens backward fronts 1-3 positions
             # before, weighted by BACK and by how likely each is still in the shoe
-            succ = q + 1
-            wf = (1.0 - self.dealt[succ]) if self.inside(succ) else 0.0
-            room_b = [(q - d, w * (1.0 - self.dealt[q - d]))
-                      for d, w in enumerate(BACK, start=1) if self.inside(q - d)]
+            room_f = [(r, w * (1.0 - self.dealt[r])) for r, w in self.after(q)
+                      if self.inside(r)]
+            room_b = [(r, w * (1.0 - self.dealt[r])) for r, w in self.before(q)
+                      if self.inside(r)]
             norm_b = sum(x for _, x in room_b)
-            to_fwd = FORWARD * wf if norm_b > 0 else wf
-            if self.inside(succ):
-                add_f[succ] += s * to_fwd
+            part = FORWARD if norm_b > 0 else 1.0
+            to_fwd = part * sum(x for _, x in room_f)
+            for r, x in room_f:
+                add_f[r] += s * part * x
             for r, x in room_b if norm_b > 0 else ():
                 add_b[r] += s * (1.0 - to_fwd) * x / norm_b
         for r in range(len(self.ref)):  # backward fronts first, then forward, each into
@@ -213,3 +220,21 @@ def test_the_strip_filters_documented_figures() -> None:
     assert (_StripThreads.PACKETS, _StripThreads.FORWARD, _StripThreads.PACKET_CARDS,
             _StripThreads.BACK, _StripThreads.LAMS, _StripThreads.PATIENCE) == (
         STRIP_PACKETS, FORWARD, PACKET_CARDS, BACK, STRIP_LAMS, STRIP_PATIENCE)
+
+
+def test_the_whole_mixture_with_its_strip_weight_is_a_fair_bet() -> None:
+    # the test's statistic mixes its components with more prior weight on the strip
+    # filters (STRIP_WEIGHT): E[exp(statistic) after the next card] must still be
+    # exp(statistic now) (brute force over the codes left), and a new test starts at 0
+    old = shoe(41)
+    rng = random.Random(42)
+    new = strip(riffles(old, 5, rng), rng)
+    assert ShuffleTest.start(old, DECKS).statistic == 0.0
+    for seen in (new[:30], new[:150]):
+        test = ShuffleTest.start(old, DECKS).feed(seen)
+        left = {c.code: DECKS - seen.count(c.code) for c in ALL_CARDS}
+        rest = sum(left.values())
+        expected = sum(n / rest * math.exp(test.feed([code]).statistic)
+                       for code, n in left.items() if n)
+        assert math.isclose(expected, math.exp(test.statistic), rel_tol=1e-9)
+        assert test.statistic != 0.0

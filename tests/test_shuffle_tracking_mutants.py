@@ -549,10 +549,18 @@ def test_the_statistic_is_the_log_mean_of_every_components_likelihood_ratio() ->
     start = ShuffleTest.start(old, 2)
     assert start.statistic == 0.0  # every ratio 1 before a card
     test = start.feed(a_shuffle(old, 8, random.Random(31))[:60])
+    from shoe_controller.game.shuffle_tracking import STRIP_WEIGHT, _component_name
+
     values = [v for t in test._trackers for v in t.values]
+    names = [_component_name(t, i) for t in test._trackers for i in range(len(t.values))]
     # trackers, recent cards, thread filter, strip filter
     assert len(values) == 3 * 5 + 3 * 5 + 16 * 3 + 3 * 3
-    want = math.log(sum(math.exp(v) for v in values) / len(values))
+    # the prior: the strip filter's values weigh STRIP_WEIGHT, the others 1
+    strip = [n.startswith("strip filter") for n in names]
+    assert sum(strip) == 3 * 3
+    weights = [STRIP_WEIGHT if s else 1.0 for s in strip]
+    want = math.log(sum(w * math.exp(v) for w, v in zip(weights, values, strict=True))
+                    / sum(weights))
     assert math.isclose(test.statistic, want, rel_tol=1e-12)
 
 

@@ -289,3 +289,159 @@ def test_the_tray_windows_are_their_description_card_by_card(name, reference, pl
         assert len(got) == len(expected)
         for i, (g, w) in enumerate(zip(got, expected, strict=True)):
             assert math.isclose(g, w, rel_tol=1e-9, abs_tol=1e-9), (name, end, i, g, w)
+
+
+# -- the strip filter over the tray (a tray collected hand by hand, riffled, stripped) ----
+
+
+def test_tray_before_is_the_share_of_collections_with_that_card_so_far_before() -> None:
+    from shoe_controller.game.shuffle_tracking import tray_before
+
+    rng = random.Random(8)
+    places = deal_places(23, rng, burned=2)
+    n_rounds = max(p[0] for p in places if p is not None)
+    counts: Counter[tuple[int, int, int]] = Counter()  # (card, distance, card before)
+    orders = list(itertools.product((True, False), repeat=n_rounds))
+    for player_first in orders:
+        tray = collect(places, list(player_first))
+        for at, q in enumerate(tray):
+            for d in (1, 2, 3):
+                if at - d >= 0:
+                    counts[(q, d, tray[at - d])] += 1
+    got = tray_before(places, 3)
+    assert len(got) == len(places)
+    want = {key: n / len(orders) for key, n in counts.items()}
+    have = {(q, d + 1, r): p for q, per in enumerate(got) for d, at in enumerate(per)
+            for r, p in at.items()}
+    assert have.keys() == want.keys()
+    for key, p in want.items():
+        assert math.isclose(have[key], p), (key, have[key], p)
+
+
+def tray_strip_values(reference: list[str | None], places: list, new: list[str],
+                      decks: int):
+    """Every component of the strip filter over the tray, after each card of ``new``, from
+    test_shuffle_strip.py's plainly written strip filter with the tray's neighbours: a
+    card's forward front at the cards that may follow it in the tray (``tray_edges``,
+    tested above by brute force), its backward fronts at the cards one, two and three
+    before it there (``BACK`` times ``tray_before``, likewise)."""
+    from shoe_controller.game.shuffle_tracking import _INDEX, tray_before
+    from tests.test_shuffle_strip import BACK, STRIP_PACKETS, RefStrip
+    from tests.test_shuffle_tracking_mutants import deal_through
+
+    edges = tray_edges(places)
+    before = tray_before(places, 3)
+
+    class RefTrayStrip(RefStrip):
+        def after(self, q: int) -> list[tuple[int, float]]:
+            return [(j, p) for (i, j), p in edges.items() if i == q]
+
+        def before(self, q: int) -> list[tuple[int, float]]:
+            return [(r, w * p) for w, at in zip(BACK, before[q], strict=True)
+                    for r, p in at.items()]
+
+    ref = [_INDEX[x] if x is not None else -1 for x in reference]
+    comps = [RefTrayStrip(ref, a, decks) for a in STRIP_PACKETS]
+    for _ in deal_through(comps, new, decks):
+        yield [v for comp in comps for v in comp.logm]
+
+
+def stripped_by_hand_shoe(seed: int, a: int) -> tuple[list[str], list, list[str]]:
+    """(previous shoe's dealt order, its places, the new shoe's first 380 cards): the
+    previous shoe collected hand by hand, given an ``a``-shuffle, a strip and a cut."""
+    from tests.test_shuffle_strip import strip
+
+    rng = random.Random(seed)
+    codes = [c.code for c in ALL_CARDS for _ in range(DECKS)]
+    rng.shuffle(codes)
+    places = deal_places(len(codes), rng)
+    tray = collect(places, [rng.random() < 0.5 for _ in range(len(codes))])
+    new = strip(a_shuffle(tray, a, rng), rng)
+    k = rng.randrange(100, 300)
+    new = new[k:] + new[:k]
+    return codes, places, [codes[i] for i in new[:380]]
+
+
+def tray_strip_cases() -> list[tuple[str, list, list, list, int]]:
+    from tests.test_shuffle_strip import strip
+
+    rng = random.Random(6)
+    codes = [c.code for c in ALL_CARDS for _ in range(2)]
+    rng.shuffle(codes)
+    places = deal_places(len(codes), rng)
+    tray = collect(places, [rng.random() < 0.5 for _ in range(len(codes))])
+    whole = [codes[i] for i in strip(a_shuffle(tray, 4, rng), rng)]
+    holed = [None if i in (0, 7, 8, 60) else x for i, x in enumerate(codes)]
+    one_copy = {x for x in holed if x is not None and holed.count(x) == 1}  # see tray_cases
+    old8, places8, new8 = stripped_by_hand_shoe(4, 16)
+    return [
+        ("2 decks, a tray given 2 riffles and a strip, whole shoe", codes, places, whole, 2),
+        ("2 decks, unread reference cards", holed, places,
+         [x for x in whole if x not in one_copy], 2),
+        ("8 decks, a tray given 4 riffles and a strip", old8, places8, new8[:90], DECKS),
+    ]
+
+
+def _tray_strip(test: ShuffleTest):
+    from shoe_controller.game.shuffle_tracking import _component_name, _StripThreads
+
+    (flt,) = [t for t in test._trackers if isinstance(t, _StripThreads)
+              and _component_name(t, 0).endswith(", tray")]
+    return flt
+
+
+@pytest.mark.parametrize("name,reference,places,new,decks", tray_strip_cases(),
+                         ids=[c[0] for c in tray_strip_cases()])
+def test_the_strip_filter_over_the_tray_is_its_description_card_by_card(
+        name, reference, places, new, decks) -> None:
+    want = tray_strip_values(reference, places, new, decks)
+    test = ShuffleTest.start(reference, decks, places=places)
+    for end, expected in enumerate(want):
+        if end:
+            test = test.feed(new[end - 1 : end])
+        got = _tray_strip(test).values
+        assert len(got) == len(expected) == 9
+        for i, (g, w) in enumerate(zip(got, expected, strict=True)):
+            assert math.isclose(g, w, rel_tol=1e-9, abs_tol=1e-9), (name, end, i, g, w)
+
+
+def test_the_strip_filter_over_the_tray_is_a_fair_bet_card_by_card() -> None:
+    # each of its components' factors has mean 1 under a fair shuffle (brute force over
+    # the codes left), with its fronts in use; the whole test with it is checked above
+    # (test_with_the_tray_each_card_is_still_a_fair_bet)
+    import numpy as np
+
+    old, places, new = stripped_by_hand_shoe(12, 16)
+    flt = _tray_strip(ShuffleTest.start(old, DECKS, places=places).feed(new[:120])).copy()
+    assert flt.fwd.sum() > 0 and flt.back.sum() > 0
+    left = {c.code: DECKS - new[:120].count(c.code) for c in ALL_CARDS}
+    rest = sum(left.values())
+    total = np.zeros_like(flt.logm)
+    from shoe_controller.game.shuffle_tracking import _INDEX
+
+    for code, n in left.items():
+        if n:
+            t = flt.copy()
+            before = t.logm.copy()
+            t.predict(_INDEX[code], n / rest)
+            total += n / rest * np.exp(t.logm - before)
+    assert np.allclose(total, 1.0, rtol=1e-9)
+
+
+def test_a_stripped_tray_collected_by_hand_is_followed_better_over_the_tray() -> None:
+    # four riffles, a strip and a cut of a tray collected hand by hand: the strip filter
+    # over the tray scores above the strip filter over the dealt order in most shoes
+    from shoe_controller.game.shuffle_tracking import _component_name, _StripThreads
+
+    wins, margins = 0, []
+    for seed in range(8):
+        old, places, new = stripped_by_hand_shoe(300 + seed, 16)
+        test = ShuffleTest.start(old, DECKS, places=places).feed(new)
+        best = {}
+        for t in test._trackers:
+            if isinstance(t, _StripThreads):
+                best[_component_name(t, 0).endswith(", tray")] = max(t.values)
+        wins += best[True] > best[False]
+        margins.append(best[True] - best[False])
+    assert wins >= 6, margins
+    assert sorted(margins)[4] > 2, margins  # median gain above e**2

@@ -78,6 +78,7 @@ __all__ = [
     "ShuffleTest",
     "estimated_riffles",
     "new_deck_order",
+    "tray_before",
     "tray_edges",
 ]
 
@@ -95,6 +96,15 @@ MODES: Final = ("forward", "backward", "either")
 START_BIAS: Final = 0.05
 #: How far a newly placed card pulls unplaced cards of its old neighbours into place.
 CASCADE: Final = 3
+#: The mixture's prior weight of the strip filters' values (``_StripThreads``, over the
+#: dealt order and over the tray) against the others': a strip of packets is how a dealer
+#: usually ends a shuffle, and with 120-odd values of equal weight the best one pays
+#: ``log 120`` nats of dilution. Chosen on simulated shoes of seed 11 (60 of each kind,
+#: every component's values recorded card by card and re-weighted offline: 8, 16, 32,
+#: 64 and 1000 on the strip filters, 4-16 more on the backward windows; see docs/game.md);
+#: it raises a fair shoe's statistic by at most ``log`` of the largest weight over the
+#: mean (4.9 with the tray: 1.59 nats).
+STRIP_WEIGHT: Final = 16.0
 
 
 def new_deck_order(decks: int) -> list[str]:
@@ -155,6 +165,58 @@ def tray_edges(places: Sequence[Place]) -> dict[tuple[int, int], float]:
             for b, pb in first.items():
                 edges[(a, b)] = edges.get((a, b), 0.0) + pa * pb
     return edges
+
+
+def tray_before(places: Sequence[Place], depth: int) -> list[list[dict[int, float]]]:
+    """Which cards come just before each reference card in the discard tray of a dealer
+    who collects each round hand by hand (as in ``tray_edges``: Player's cards then
+    Banker's, or the reverse, equally likely and independently for every round; cards
+    with no place keep their order). ``out[i][d - 1]`` maps each card ``j`` to the chance
+    that ``j`` lies exactly ``d`` cards before card ``i`` in the tray (``d`` = 1 to
+    ``depth``); the chances over ``j`` sum to 1 unless the tray begins sooner. Exact over
+    the collections of the rounds involved (not a chain of ``tray_edges``: which hand came
+    first in a round fixes the card before both of its hands at once).
+
+    >>> before = tray_before([(1, "player"), (1, "banker"), (1, "player"), (1, "banker")], 2)
+    >>> before[2], before[1]
+    ([{0: 1.0}, {3: 0.5}], [{2: 0.5}, {0: 0.5}])
+    """
+    units: list[list[tuple[int, ...]]] = []  # the possible orders of each unit, equally likely
+    i = 0
+    while i < len(places):
+        place = places[i]
+        j = i + 1
+        while place is not None and j < len(places) and places[j] is not None \
+                and places[j][0] == place[0]:  # type: ignore[index]
+            j += 1
+        hands = [tuple(k for k in range(i, j) if places[k] is not None
+                       and places[k][1] == h) for h in ("player", "banker")]  # type: ignore[index]
+        if place is None or not all(hands):
+            units.append([tuple(range(i, j))])
+        else:
+            units.append([hands[0] + hands[1], hands[1] + hands[0]])
+        i = j
+
+    def earlier(u: int, need: int) -> Iterable[tuple[tuple[int, ...], float]]:
+        """The last ``need`` cards before unit ``u``, nearest first, and their chance."""
+        if need <= 0 or u == 0:
+            yield (), 1.0
+            return
+        orders = units[u - 1]
+        for seq in orders:
+            near = tuple(reversed(seq))[:need]
+            for rest, p in earlier(u - 1, need - len(near)):
+                yield near + rest, p / len(orders)
+
+    out: list[list[dict[int, float]]] = [[{} for _ in range(depth)] for _ in places]
+    for u, orders in enumerate(units):
+        for seq in orders:
+            for k, q in enumerate(seq):
+                near = tuple(reversed(seq[:k]))[:depth]
+                for rest, p in earlier(u, depth - len(near)):
+                    for d, r in enumerate(near + rest):
+                        out[q][d][r] = out[q][d].get(r, 0.0) + p / len(orders)
+    return out
 
 
 class _Tracker:
@@ -579,6 +641,13 @@ class _StripThreads:
     once and lose it at every turn. Otherwise the same mean-field filter as ``_Threads``:
     ``P1(c) = live(copies of c) / a + (1 - live total / a) P0(c)``, a proper distribution
     whatever the state, identical copies summed over.
+
+    With the previous shoe's rounds known (``places``), a second strip filter follows the
+    same zig-zag through the discard tray of a dealer who collects each round hand by
+    hand: the forward front at the cards that may follow the card in the tray
+    (``tray_edges``), the backward fronts at the cards one, two and three before it there
+    (``BACK`` times ``tray_before``). A riffled tray keeps the tray's order, not the dealt
+    order, and the dealt-order filter loses a thread at every hand's end.
     """
 
     __slots__ = ("_k", "back", "dealt", "fwd", "logm", "pending", "seen")
@@ -597,27 +666,40 @@ class _StripThreads:
     #: (bench/integrity.py --seed 2026 and 2027 were not used).
     PATIENCE: Final = 3.0
 
-    def __init__(self, code: list[int], decks: int) -> None:
+    def __init__(self, code: list[int], decks: int,
+                 places: Sequence[Place] | None = None) -> None:
         import numpy as np
 
         pad = len(self.BACK)
         arr = np.array([-1] * pad + code + [-1] * pad)
         a = np.array([float(x) for x in self.PACKETS])
+        # every old position's forward neighbours (the next card) and backward ones (one,
+        # two and three cards before), each with its weight; position 0 (off the
+        # reference) with weight 0 fills the rows
+        nexts, backs = self._neighbours(len(code), pad, places)
+        width_f = max(len(x) for x in nexts)
+        width_b = max(len(x) for x in backs)
         per_code = []
         for c in range(52):
             cp = np.flatnonzero(arr == c)
-            nb = cp[:, None] - np.arange(1, pad + 1)[None, :]
-            vb = (arr[nb] >= 0) * np.array(self.BACK)[None, :]
-            nf = cp + 1
-            vf = (arr[nf] >= 0).astype(float)
+            nb = np.zeros((len(cp), width_b), dtype=np.int64)
+            vb = np.zeros((len(cp), width_b))
+            nf = np.zeros((len(cp), width_f), dtype=np.int64)
+            vf = np.zeros((len(cp), width_f))
+            for row, q in enumerate(cp):
+                for slot, (r, w) in enumerate(backs[q]):
+                    nb[row, slot], vb[row, slot] = r, w * (arr[r] >= 0)
+                for slot, (r, w) in enumerate(nexts[q]):
+                    nf[row, slot], vf[row, slot] = r, w * (arr[r] >= 0)
             ub, ib = np.unique(nb.ravel(), return_inverse=True)
             spread_b = np.zeros((nb.size, len(ub)))
             spread_b[np.arange(nb.size), ib] = 1.0
-            uf, jf = np.unique(nf, return_inverse=True)
+            uf, jf = np.unique(nf.ravel(), return_inverse=True)
             spread_f = np.zeros((nf.size, len(uf)))
             spread_f[np.arange(nf.size), jf] = 1.0
             per_code.append((cp, nb, vb, nf, vf, ub, spread_b, uf, spread_f))
-        names = tuple(f"strip filter, {x} threads" for x in self.PACKETS)
+        names = tuple(f"strip filter, {x} threads" + (", tray" if places is not None else "")
+                      for x in self.PACKETS)
         # shared, never written: the reference's structure
         self._k = (a, 1.0 - 1.0 / (self.PATIENCE * a), per_code, np.array(self.LAMS), decks,
                    names)
@@ -627,6 +709,32 @@ class _StripThreads:
         self.logm = np.zeros((len(a), len(self.LAMS)))
         self.seen = [0] * 52
         self.pending: tuple[int, Any, Any, Any] | None = None
+
+    @classmethod
+    def _neighbours(cls, n: int, pad: int, places: Sequence[Place] | None
+                    ) -> tuple[list[list[tuple[int, float]]], list[list[tuple[int, float]]]]:
+        """Per padded position: its forward neighbours and its backward ones, weighted.
+        In dealt order the next card, and the cards one, two and three before (``BACK``).
+        In a tray collected hand by hand the cards that may follow it there, as likely as
+        the tray makes them (``tray_edges``), and the cards one, two and three before it
+        in the tray, ``BACK`` times how likely each is that far before (``tray_before``)."""
+        size = n + 2 * pad
+        nexts: list[list[tuple[int, float]]] = [[] for _ in range(size)]
+        backs: list[list[tuple[int, float]]] = [[] for _ in range(size)]
+        if places is None:
+            for q in range(pad, pad + n):
+                nexts[q] = [(q + 1, 1.0)]
+                backs[q] = [(q - d, w) for d, w in enumerate(cls.BACK, start=1)]
+            return nexts, backs
+        for (i, j), prob in tray_edges(places).items():
+            nexts[i + pad].append((j + pad, prob))
+        for q, before in enumerate(tray_before(places, len(cls.BACK))):
+            weights: dict[int, float] = {}
+            for w, at in zip(cls.BACK, before, strict=True):
+                for r, prob in at.items():
+                    weights[r + pad] = weights.get(r + pad, 0.0) + w * prob
+            backs[q + pad] = sorted(weights.items())
+        return nexts, backs
 
     def copy(self) -> _StripThreads:
         new = _StripThreads.__new__(_StripThreads)
@@ -679,11 +787,12 @@ class _StripThreads:
         wb = vb[None] * (1.0 - dealt[:, nb])
         wf = vf[None] * (1.0 - dealt[:, nf])
         room_b = wb.sum(2)
-        to_fwd = np.where(room_b > 0, self.FORWARD * wf, wf)
-        opened_b = (share * (1.0 - to_fwd) / np.maximum(room_b, 1e-300))[:, :, None] * wb
+        to_fwd = np.where(room_b > 0, self.FORWARD, 1.0)
+        opened_b = (share * (1.0 - to_fwd * wf.sum(2)) / np.maximum(room_b, 1e-300)
+                    )[:, :, None] * wb
         k = len(share)
         add_b = np.minimum(opened_b.reshape(k, -1) @ spread_b, 1.0)
-        add_f = np.minimum((share * to_fwd) @ spread_f, 1.0)
+        add_f = np.minimum(((share * to_fwd)[:, :, None] * wf).reshape(k, -1) @ spread_f, 1.0)
         room = (1.0 - back[:, ub] - fwd[:, ub]).clip(0.0, 1.0)
         back[:, ub] += room * add_b
         room = (1.0 - back[:, uf] - fwd[:, uf]).clip(0.0, 1.0)
@@ -708,6 +817,23 @@ def _logmeanexp(values: Iterable[float]) -> float:
     return top + math.log(sum(math.exp(v - top) for v in values) / len(values))
 
 
+def _prior(trackers: Sequence[_Component]) -> tuple[float, ...]:
+    """The mixture's prior weight of every value of every component: ``STRIP_WEIGHT`` for
+    the strip filters', 1 for the others (``_weighted`` divides by their sum, so the
+    mixture stays a martingale of mean 1)."""
+    return tuple(STRIP_WEIGHT if isinstance(t, _StripThreads) else 1.0
+                 for t in trackers for _ in t.values)
+
+
+def _weighted(values: Iterable[float], weights: Sequence[float]) -> float:
+    """``log(sum(w exp(v)) / sum(w))``: exactly 0 when every value is 0 (the sums then
+    add the same numbers in the same order)."""
+    values = list(values)
+    top = max(values)
+    mass = sum(w * math.exp(v - top) for v, w in zip(values, weights, strict=True))
+    return top + math.log(mass / sum(weights))
+
+
 class ShuffleTest:
     """The test against one reference order, advanced card by card (immutable).
 
@@ -716,11 +842,13 @@ class ShuffleTest:
     so far (what an alert compares with its threshold).
     """
 
-    __slots__ = ("_trackers", "cards", "decks", "peak", "seen", "unread")
+    __slots__ = ("_prior", "_trackers", "cards", "decks", "peak", "seen", "unread")
 
     def __init__(self, trackers: tuple[_Component, ...], decks: int,
-                 seen: tuple[int, ...], cards: int, unread: int, peak: float) -> None:
+                 seen: tuple[int, ...], cards: int, unread: int, peak: float,
+                 prior: tuple[float, ...] | None = None) -> None:
         self._trackers = trackers
+        self._prior = _prior(trackers) if prior is None else prior
         self.decks = decks
         self.seen = seen  # new shoe: cards of each code seen
         self.cards = cards  # cards read
@@ -757,12 +885,13 @@ class ShuffleTest:
             _Recent(_Recent.links_of(code), decks),
             *((_Threads(code[1:-1], decks, tray), _StripThreads(code[1:-1], decks))
               if threads else ()),
+            *((_StripThreads(code[1:-1], decks, places),) if threads and places else ()),
         )
         return cls(trackers, decks, (0,) * 52, 0, 0, 0.0)
 
     @property
     def statistic(self) -> float:
-        return _logmeanexp(v for t in self._trackers for v in t.values)
+        return _weighted((v for t in self._trackers for v in t.values), self._prior)
 
     def feed(self, cards: Iterable[str | None]) -> ShuffleTest:
         """The test after ``cards`` more cards left the shoe (``None``: unread)."""
@@ -780,14 +909,14 @@ class ShuffleTest:
                 p0 = left / (total - n)
                 for t in trackers:
                     t.predict(c, p0)
-                value = _logmeanexp(v for t in trackers for v in t.values)
+                value = _weighted((v for t in trackers for v in t.values), self._prior)
                 if value > peak:
                     peak = value
             for t in trackers:
                 t.place(c)
             seen[c] += 1
             n += 1
-        return ShuffleTest(trackers, self.decks, tuple(seen), n, unread, peak)
+        return ShuffleTest(trackers, self.decks, tuple(seen), n, unread, peak, self._prior)
 
     def component(self) -> str:
         """The component whose log-likelihood ratio is highest now (see ``evidence``).
