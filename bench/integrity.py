@@ -1098,8 +1098,14 @@ def _fit_chunk(task: tuple[int, int, bool, bool, int, int, int]) -> dict[str, An
     raw = sf.family_scores(shoes, DECKS, steps, seed=seed)
     fits = sf.fit_many(shoes, DECKS, steps, seed=seed)
     pairs = [f.pairs for f in fits]
-    return {"raw": {f: s.tolist() for f, s in raw.items()}, "z": [f.z for f in fits],
-            "pairs": pairs, "cards": [len(sh[1]) for sh in shoes]}
+    out = {"raw": {f: s.tolist() for f, s in raw.items()}, "z": [f.z for f in fits],
+           "pairs": pairs, "cards": [len(sh[1]) for sh in shoes]}
+    if riffles:  # and the card-by-card test on the same shoes (its peak over every look)
+        from shoe_controller.game.shuffle_tracking import ShuffleTest
+
+        out["peak"] = [ShuffleTest.start(old, DECKS, places=places).feed(new).peak
+                       for old, new, places in shoes]
+    return out
 
 
 def _fit_tasks(total: int, chunk: int, riffles: int, by_hand: bool, stripped: bool,
@@ -1173,15 +1179,20 @@ def fit_run(per_kind: int, seed: int, workers: int = 1, chunk: int = 48,
     for kind, riffles, by_hand, stripped in FIT_KINDS:
         tasks = _fit_tasks(per_kind, chunk, riffles, by_hand, stripped, seed, cut_left, steps)
         zs: list[float] = []
+        peaks: list[float] = []
         with multiprocessing.Pool(workers) if workers > 1 else _Serial() as pool:
             for res in pool.imap(_fit_chunk, tasks):
                 zs += res["z"]
+                peaks += res["peak"]
         caught = sum(z >= CONFIG.shuffle_fit_z for z in zs)
+        card = sum(p >= CONFIG.shuffle_weak_threshold for p in peaks)
+        either = sum(z >= CONFIG.shuffle_fit_z or p >= CONFIG.shuffle_weak_threshold
+                     for z, p in zip(zs, peaks, strict=True))
         label = (f"{kind} shoe{' by hand' if by_hand else ''}, {riffles} riffles"
                  f"{', strip' if stripped else ', no strip'}, cut")
-        print(f"  {label:<46} caught {caught}/{len(zs)}  z median "
-              f"{statistics.median(zs):.1f} min {min(zs):.1f}  {time.time() - t0:.0f} s",
-              flush=True)
+        print(f"  {label:<46} fit {caught}/{len(zs)} (z median {statistics.median(zs):.1f}, "
+              f"min {min(zs):.1f}); card by card {card}; either {either}  "
+              f"{time.time() - t0:.0f} s", flush=True)
 
 
 def main() -> None:
