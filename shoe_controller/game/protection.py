@@ -92,13 +92,13 @@ class AnalyticsConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     #: exp(-threshold) per order, however often it is looked at (Ville's inequality):
     #: 10 gives <= 9.1e-5 per shoe for both orders together.
     shuffle_weak_threshold: Annotated[float, msgspec.Meta(gt=0)] = 10.0
-    #: ``shuffle_weak`` at the shoe's end (``game.shuffle_fit``): alert when the whole
-    #: shoe's best fit to the previous shoe's order through five riffles has this z-score
-    #: against fair shoes' fits (measured: docs/game.md). 4.5 is a normal tail of 3.4e-6
-    #: per family, about 7e-6 per shoe for both.
+    #: ``shuffle_weak`` at a shoe's end (``game.shuffle_fit``): alert when the whole
+    #: shoe's best fit to the previous shoe's order through five riffles (with or without
+    #: a strip, dealt order or a tray collected hand by hand) has this z-score against fair
+    #: shoes' fits. Not a bound: the false-alarm rate is measured (docs/game.md, "The
+    #: whole-shoe fit").
     shuffle_fit_z: Annotated[float, msgspec.Meta(gt=0)] = 4.5
-    #: Run the whole-shoe fit at all (about 3 s of CPU here at the end of a shoe, ~10 s on
-    #: a Raspberry Pi 4).
+    #: Run the whole-shoe fit (a few seconds of CPU once a shoe, after its end).
     shuffle_fit: bool = True
     #: ``edge_sorting``: alert when a test's p-value is at most this (per evaluation).
     edge_sorting_alpha: Probability = 1e-7
