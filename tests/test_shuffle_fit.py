@@ -25,6 +25,7 @@ from shoe_controller.game.shuffle_fit import (
     gap_table,
     not_calibrated,
 )
+from tests.support.dealing import deal, tray
 from tests.support.riffles import a_shuffle, cut, riffles, strip
 
 DECKS = 8
@@ -171,24 +172,6 @@ def test_unread_cards_and_short_shoes() -> None:
 
 
 # ---------------------------------------------------------------- through the game core
-
-
-def deal(cards: list[str], shoe: Shoe) -> list:
-    """The real shoe machine dealing ``cards`` (cut card 16 from the end) to its end."""
-    events = list(shoe.apply(I.NewShoe()))
-    for i, code in enumerate(cards):
-        if i == len(cards) - 16:
-            events += shoe.apply(I.CutCardSeen())
-        events += shoe.apply(I.CardSeen(parse_card(code)))
-        if shoe.state.phase == "ended":
-            break
-    return events
-
-
-def tray(cards: list[str], events: list) -> list[str]:
-    out = [e.card for e in events if type(e).__name__ in ("BurnIndicator", "CardBurned",
-                                                          "CardDealt")]
-    return out + cards[len(out):]
 
 
 def fit_alerts(events: list, config: AnalyticsConfig | None = None) -> list[IntegrityAlert]:

@@ -13,6 +13,8 @@ import pytest
 
 from shoe_controller.game.cards import ALL_CARDS
 from shoe_controller.game.shuffle_tracking import ShuffleTest, tray_edges
+from tests.support.dealing import deal, left_the_shoe
+from tests.support.riffles import a_shuffle
 
 DECKS = 8
 
@@ -86,20 +88,6 @@ def test_places_must_match_the_reference() -> None:
         ShuffleTest.start(old, 1, places=[None] * 3)
 
 
-def a_shuffle(cards: list[int], a: int, rng: random.Random) -> list[int]:
-    """An ``a``-shuffle (Gilbert-Shannon-Reeds, ``log2 a`` riffles): each new position
-    draws a label; the old deck is cut into packets of the label counts, in order."""
-    labels = [rng.randrange(a) for _ in cards]
-    starts = [0] * a
-    for j in range(1, a):
-        starts[j] = starts[j - 1] + labels.count(j - 1)
-    out = []
-    for j in labels:
-        out.append(cards[starts[j]])
-        starts[j] += 1
-    return out
-
-
 def by_hand_shoe(seed: int, a: int) -> tuple[list[str], list[tuple[int, str] | None], list[str]]:
     """(previous shoe's dealt order, its places, the new shoe's first 380 cards): the
     previous shoe collected hand by hand, given an ``a``-shuffle and a cut."""
@@ -163,28 +151,10 @@ def test_the_projection_hands_the_previous_shoes_rounds_to_the_test() -> None:
     # hand, given five riffles and a cut. The alert's statistic is the test's with the
     # rounds as the events tell them (read here from the events, independently of the
     # projection); without them the test would not have fired by then.
-    from shoe_controller.game import inputs as I
-    from shoe_controller.game.cards import parse_card
     from shoe_controller.game.events import IntegrityAlert
     from shoe_controller.game.protection import initial_state, protect
     from shoe_controller.game.rules import Rules
     from shoe_controller.game.shoe import Shoe
-
-    def deal(cards: list[str], shoe: Shoe) -> list:
-        events = list(shoe.apply(I.NewShoe()))
-        for i, code in enumerate(cards):
-            if i == len(cards) - 16:
-                events += shoe.apply(I.CutCardSeen())
-            events += shoe.apply(I.CardSeen(parse_card(code)))
-            if shoe.state.phase == "ended":
-                break
-        return events
-
-    def left_the_shoe(events: list) -> tuple[list[str], list[tuple[int, str] | None]]:
-        out = [e for e in events
-               if type(e).__name__ in ("BurnIndicator", "CardBurned", "CardDealt")]
-        return ([e.card for e in out],
-                [(e.round, e.hand) if type(e).__name__ == "CardDealt" else None for e in out])
 
     for seed in range(40, 60):
         rng = random.Random(seed)

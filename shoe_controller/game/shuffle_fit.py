@@ -151,23 +151,16 @@ def _tray(places: Sequence[tuple[int, str] | None], cards: int
     ``_slots``, with every round Player's hand then Banker's; the rounds that may be the
     other way). ``places[i]``: the round and hand of the reference's ``i``-th card (None:
     burned or misdealt: it keeps its place)."""
+    from shoe_controller.game.shuffle_tracking import tray_units
+
     units: list[list[int]] = []
     turnable: list[tuple[list[int], list[int]]] = []
-    i = 0
-    while i < len(places):
-        place = places[i]
-        j = i + 1
-        while place is not None and j < len(places) and places[j] is not None \
-                and places[j][0] == place[0]:  # type: ignore[index]
-            j += 1
-        hands = [[k for k in range(i, j) if places[k] is not None
-                  and places[k][1] == h] for h in ("player", "banker")]  # type: ignore[index]
-        if place is not None and all(hands):
-            units.append(hands[0] + hands[1])
-            turnable.append((hands[0], hands[1]))
+    for unit in tray_units(places):
+        if isinstance(unit, list):
+            units.append(unit)
         else:
-            units.append(list(range(i, j)))
-        i = j
+            units.append(unit[0] + unit[1])
+            turnable.append(unit)
     order = [k for unit in units for k in unit]
     after = np.full(cards, -1, np.int64)
     after[order[:-1]] = order[1:]

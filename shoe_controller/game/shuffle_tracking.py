@@ -122,6 +122,30 @@ def new_deck_order(decks: int) -> list[str]:
 Place = tuple[int, str] | None
 
 
+def tray_units(places: Sequence[Place]) -> list[tuple[list[int], list[int]] | list[int]]:
+    """The reference cut into what reaches the tray as one piece: a round as its two hands
+    ``(player's, banker's)`` (indices in the order dealt), anything else (a burned or
+    misdealt card, a round with one hand only) as the plain list of its indices.
+
+    >>> tray_units([None, (1, "player"), (1, "banker"), (1, "player"), (1, "banker")])
+    [[0], ([1, 3], [2, 4])]
+    """
+    units: list[tuple[list[int], list[int]] | list[int]] = []
+    i = 0
+    while i < len(places):
+        place = places[i]
+        j = i + 1
+        while place is not None and j < len(places) and places[j] is not None \
+                and places[j][0] == place[0]:  # type: ignore[index]
+            j += 1
+        hands = [[k for k in range(i, j) if places[k] is not None
+                  and places[k][1] == h] for h in ("player", "banker")]  # type: ignore[index]
+        units.append((hands[0], hands[1]) if place is not None and all(hands)
+                     else list(range(i, j)))
+        i = j
+    return units
+
+
 def tray_edges(places: Sequence[Place]) -> dict[tuple[int, int], float]:
     """How likely each reference card is followed by another in the discard tray when the
     dealer collects each round hand by hand: Player's cards then Banker's, or Banker's then
@@ -139,27 +163,18 @@ def tray_edges(places: Sequence[Place]) -> dict[tuple[int, int], float]:
     """
     units: list[tuple[dict[int, float], dict[int, float]]] = []  # (first, last) of each
     edges: dict[tuple[int, int], float] = {}
-    i = 0
-    while i < len(places):
-        place = places[i]
-        j = i + 1
-        while place is not None and j < len(places) and places[j] is not None \
-                and places[j][0] == place[0]:  # type: ignore[index]
-            j += 1
-        hands = [[k for k in range(i, j) if places[k] is not None
-                  and places[k][1] == h] for h in ("player", "banker")]  # type: ignore[index]
-        if place is None or not all(hands):  # one card, or a round with one hand only
-            for k in range(i, j - 1):
+    for unit in tray_units(places):
+        if isinstance(unit, list):  # one card, or a round with one hand only
+            for k in unit[:-1]:
                 edges[(k, k + 1)] = 1.0
-            units.append(({i: 1.0}, {j - 1: 1.0}))
+            units.append(({unit[0]: 1.0}, {unit[-1]: 1.0}))
         else:
-            for hand in hands:
+            for hand in unit:
                 for a, b in itertools.pairwise(hand):
                     edges[(a, b)] = 1.0
-            p, b = hands
+            p, b = unit
             edges[(p[-1], b[0])] = edges[(b[-1], p[0])] = 0.5
             units.append(({p[0]: 0.5, b[0]: 0.5}, {p[-1]: 0.5, b[-1]: 0.5}))
-        i = j
     for (_, last), (first, _) in itertools.pairwise(units):
         for a, pa in last.items():
             for b, pb in first.items():
