@@ -44,8 +44,8 @@ True
 
 from __future__ import annotations
 
+import hashlib
 import itertools
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -246,8 +246,8 @@ def family_scores(shoes: Sequence[Shoe], decks: int, steps: int = STEPS,
     after = np.stack([b[1] for b in built])
     val = np.stack([b[2] for b in built])
     if seed is None:
-        seed = zlib.crc32(repr([[list(x) for x in sh if x is not None] for sh in shoes]
-                               ).encode())
+        cards_repr = repr([[list(x) for x in sh if x is not None] for sh in shoes])
+        seed = int.from_bytes(hashlib.blake2b(cards_repr.encode(), digest_size=8).digest())
     rng = np.random.default_rng(seed)
     out: dict[Family, np.ndarray] = {}
     for family in FAMILIES:
