@@ -1096,7 +1096,7 @@ def _fit_chunk(task: tuple[int, int, bool, bool, int, int, int]) -> dict[str, An
     rng = random.Random(seed)
     shoes = [_fit_pair(riffles, by_hand, stripped, rng, cut_left) for _ in range(count)]
     raw = sf.family_scores(shoes, DECKS, steps, seed=seed)
-    fits = sf.fit_many(shoes, DECKS, steps, seed=seed)
+    fits = sf.best_fits(shoes, DECKS, raw)
     pairs = [f.pairs for f in fits]
     out = {"raw": {f: s.tolist() for f, s in raw.items()}, "z": [f.z for f in fits],
            "pairs": pairs, "cards": [len(sh[1]) for sh in shoes]}

@@ -290,9 +290,15 @@ def fit_many(shoes: Sequence[Shoe], decks: int, steps: int = STEPS,
                          f" decks only, not {decks}")
     if not shoes:
         return []
+    return best_fits(shoes, decks, family_scores(shoes, decks, steps, seed))
+
+
+def best_fits(shoes: Sequence[Shoe], decks: int, raw: dict[Family, np.ndarray]) -> list[Fit]:
+    """Each shoe's ``Fit`` from its families' raw scores (``family_scores``): the largest
+    z-score against ``NULL``."""
     pairs = np.array([_pairs(sh[0], sh[1], decks) for sh in shoes])
     best: list[Fit] = []
-    for family, score in family_scores(shoes, decks, steps, seed).items():
+    for family, score in raw.items():
         mean, sd = NULL[family]
         z = (score - mean * pairs) / (sd * np.sqrt(pairs))
         for k in range(len(shoes)):

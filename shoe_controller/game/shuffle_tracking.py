@@ -196,21 +196,10 @@ def tray_before(places: Sequence[Place], depth: int) -> list[list[dict[int, floa
     >>> before[2], before[1]
     ([{0: 1.0}, {3: 0.5}], [{2: 0.5}, {0: 0.5}])
     """
-    units: list[list[tuple[int, ...]]] = []  # the possible orders of each unit, equally likely
-    i = 0
-    while i < len(places):
-        place = places[i]
-        j = i + 1
-        while place is not None and j < len(places) and places[j] is not None \
-                and places[j][0] == place[0]:  # type: ignore[index]
-            j += 1
-        hands = [tuple(k for k in range(i, j) if places[k] is not None
-                       and places[k][1] == h) for h in ("player", "banker")]  # type: ignore[index]
-        if place is None or not all(hands):
-            units.append([tuple(range(i, j))])
-        else:
-            units.append([hands[0] + hands[1], hands[1] + hands[0]])
-        i = j
+    # the possible orders of each unit, equally likely
+    units: list[list[tuple[int, ...]]] = [
+        [tuple(u)] if isinstance(u, list) else [(*u[0], *u[1]), (*u[1], *u[0])]
+        for u in tray_units(places)]
 
     def earlier(u: int, need: int) -> Iterable[tuple[tuple[int, ...], float]]:
         """The last ``need`` cards before unit ``u``, nearest first, and their chance."""
