@@ -66,8 +66,9 @@ from shoe_controller.game.tableau import coup
 
 DECKS = 8
 CUT_LEFT = 16
-# integrity only (odds: bench/odds.py); the whole-shoe fit is measured apart (--fit, --fit-null)
-CONFIG = AnalyticsConfig(shoe_analysis=False, shuffle_fit=False)
+# integrity only (odds: bench/odds.py); the whole-shoe fit and the pair count are measured
+# apart (--fit, --fit-null, --pairs, --pairs-null)
+CONFIG = AnalyticsConfig(shoe_analysis=False, shuffle_fit=False, shuffle_pairs=False)
 _CODE_INDEX = {c.code: c.index for c in ALL_CARDS}
 
 
@@ -1195,6 +1196,140 @@ def fit_run(per_kind: int, seed: int, workers: int = 1, chunk: int = 48,
               f"{time.time() - t0:.0f} s", flush=True)
 
 
+def _pairs_shoe(riffles: int, by_hand: bool, stripped: bool, rng: random.Random,
+                cut_left: int = CUT_LEFT) -> tuple[list[str], list[Any], list[str], list[Any]]:
+    """(the previous shoe's dealt cards, where they went, the new shoe's, where they
+    went): as ``_fit_pair``."""
+    previous = fresh_cards()
+    rng.shuffle(previous)
+    events = list(shoe_events(1, previous, lambda c: None, cut_left))
+    if riffles:
+        cards = weakly_shuffled(discard_stack(previous, events, by_hand, rng), riffles, rng,
+                                stripped=stripped)
+    else:
+        cards = fresh_cards()
+        rng.shuffle(cards)
+    old, places = _dealt_places(previous, cut_left)
+    new, new_places = _dealt_places(cards, cut_left)
+    return old, places, new, new_places
+
+
+def _round_ends(places: list[Any]) -> list[tuple[int, int]]:
+    """(round, cards that had left the shoe when it ended): where the projection looks."""
+    ends: dict[int, int] = {}
+    for i, place in enumerate(places):
+        if place is not None:
+            ends[place[0]] = i + 1
+    return sorted(ends.items())
+
+
+def _pairs_chunk(task: tuple[int, int, bool, bool, int, int]) -> list[dict[str, Any]]:
+    """Per shoe: the pair count's largest z over every look and both families, the round
+    of its first look at or above the threshold, its z at the end, and (weak shoes) the
+    card-by-card test's peak on the same shoe."""
+    from shoe_controller.game import shuffle_pairs as sp
+    from shoe_controller.game.shuffle_tracking import ShuffleTest
+
+    count, riffles, by_hand, stripped, seed, cut_left = task
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        old, places, new, new_places = _pairs_shoe(riffles, by_hand, stripped, rng, cut_left)
+        ends = [(r, m) for r, m in _round_ends(new_places) if m >= sp.MIN_CARDS]
+        tests = [sp.PairTest.start(sp.dealt_pairs(old), DECKS),
+                 sp.PairTest.start(sp.tray_pairs(old, places), DECKS)]
+        per = [[z for z, _, _ in t.looks(new, [m for _, m in ends])] for t in tests]
+        best = [max(zs) for zs in zip(*per, strict=True)]
+        fired = [r for (r, _), z in zip(ends, best, strict=True) if z >= CONFIG.shuffle_pairs_z]
+        shoe = {"peak": max(best), "first": fired[0] if fired else None, "end": best[-1],
+                "families": [max(zs) for zs in per]}
+        if riffles:
+            shoe["card"] = ShuffleTest.start(old, DECKS, places=places).feed(new).peak
+        out.append(shoe)
+    return out
+
+
+def _pairs_tasks(total: int, chunk: int, riffles: int, by_hand: bool, stripped: bool,
+                 seed: int, cut_left: int) -> list[tuple[int, int, bool, bool, int, int]]:
+    sizes = [min(chunk, total - i) for i in range(0, total, chunk)]
+    return [(n, riffles, by_hand, stripped, seed * 7907 + 104723 * riffles + 37 * i
+             + (1 if by_hand else 0) + (2 if stripped else 0), cut_left)
+            for i, n in enumerate(sizes)]
+
+
+def pairs_null_run(shoes: int, seed: int, workers: int = 1, chunk: int = 100,
+                   cut_left: int = CUT_LEFT, save: str = "") -> None:
+    """Fair shoes' pair counts: the largest z over every round's look and both families
+    (dealt order, tray by hand), its worst, its upper quantiles, and the shoes at or above
+    [analytics] shuffle_pairs_z."""
+    t0 = time.time()
+    peaks: list[float] = []
+    fams: list[list[float]] = []
+    with multiprocessing.Pool(workers) if workers > 1 else _Serial() as pool:
+        for res in pool.imap(_pairs_chunk, _pairs_tasks(shoes, chunk, 0, False, False, seed,
+                                                          cut_left)):
+            peaks += [r["peak"] for r in res]
+            fams += [r["families"] for r in res]
+            print(f"  pairs null: {len(peaks)}/{shoes} shoes, worst z {max(peaks):.2f}, at "
+                  f"or above {CONFIG.shuffle_pairs_z}: "
+                  f"{sum(p >= CONFIG.shuffle_pairs_z for p in peaks)}; "
+                  f"{time.time() - t0:.0f} s", flush=True)
+    ranked = sorted(peaks)
+    q = {f: ranked[min(len(ranked) - 1, int(f * len(ranked)))] for f in (0.5, 0.99, 0.999)}
+    print(f"\nPair count, {len(peaks)} fair shoes (cut card {cut_left} from the end), the "
+          f"largest z over every round and both families: median {q[0.5]:.2f}, 99% "
+          f"{q[0.99]:.2f}, 99.9% {q[0.999]:.2f}, worst {ranked[-1]:.2f}; worst dealt-order "
+          f"family {max(f[0] for f in fams):.2f}, tray family {max(f[1] for f in fams):.2f}; "
+          f"at or above shuffle_pairs_z = {CONFIG.shuffle_pairs_z}: "
+          f"{sum(p >= CONFIG.shuffle_pairs_z for p in peaks)} of {len(peaks)}; "
+          f"{time.time() - t0:.0f} s")
+    if save:
+        with open(save, "w") as fh:
+            json.dump({"peak": peaks, "families": fams, "seed": seed}, fh)
+
+
+def pairs_run(per_kind: int, seed: int, workers: int = 1, chunk: int = 25,
+              cut_left: int = CUT_LEFT) -> None:
+    """Weak shoes caught by the pair count at [analytics] shuffle_pairs_z, per kind, the
+    round of its first alert, and how many the card-by-card test (shuffle_weak_threshold)
+    or either catches."""
+    from shoe_controller.game import shuffle_pairs as sp
+
+    rng = random.Random(seed)
+    old, places, new, new_places = _pairs_shoe(5, True, True, rng, cut_left)
+    cpu = time.process_time()
+    tests = [sp.PairTest.start(sp.dealt_pairs(old), DECKS),
+             sp.PairTest.start(sp.tray_pairs(old, places), DECKS)]
+    start = time.process_time() - cpu
+    ends = _round_ends(new_places)
+    cpu = time.process_time()
+    for _, m in ends:
+        for t in tests:
+            t.z(new[:m])
+    look = (time.process_time() - cpu) / len(ends)
+    print(f"\nPair count, weak shoes ({per_kind} a kind, threshold z >= "
+          f"{CONFIG.shuffle_pairs_z}); CPU, as the projection runs it: {start * 1000:.0f} ms "
+          f"at the first look, {look * 1000:.1f} ms a round after")
+    t0 = time.time()
+    for kind, riffles, by_hand, stripped in FIT_KINDS:
+        res: list[dict[str, Any]] = []
+        with multiprocessing.Pool(workers) if workers > 1 else _Serial() as pool:
+            for part in pool.imap(_pairs_chunk, _pairs_tasks(per_kind, chunk, riffles,
+                                                             by_hand, stripped, seed, cut_left)):
+                res += part
+        rounds = [r["first"] for r in res if r["first"] is not None]
+        card = sum(r["card"] >= CONFIG.shuffle_weak_threshold for r in res)
+        either = sum(r["first"] is not None or r["card"] >= CONFIG.shuffle_weak_threshold
+                     for r in res)
+        when = (f"round median {statistics.median(rounds):.0f}, 90% "
+                f"{sorted(rounds)[int(0.9 * (len(rounds) - 1))]}" if rounds else "never")
+        label = (f"{kind} shoe{' by hand' if by_hand else ''}, {riffles} riffles"
+                 f"{', strip' if stripped else ', no strip'}, cut")
+        print(f"  {label:<46} pairs {len(rounds)}/{len(res)} ({when}; end z median "
+              f"{statistics.median(r['end'] for r in res):.1f}); card by card {card}; "
+              f"either {either}  {time.time() - t0:.0f} s", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shoes", type=int, default=1000, help="fair shoes (10000: full)")
@@ -1228,6 +1363,12 @@ def main() -> None:
                         help="annealing steps of the whole-shoe fit (default: shuffle_fit.STEPS)")
     parser.add_argument("--fit-save", default="",
                         help="--fit-null: write every shoe's scores to this JSON file")
+    parser.add_argument("--pairs", type=int, default=0,
+                        help="weak shoes a kind for the pair count (100)")
+    parser.add_argument("--pairs-null", type=int, default=0,
+                        help="fair shoes for the pair count (10000: full)")
+    parser.add_argument("--pairs-save", default="",
+                        help="--pairs-null: write every shoe's largest z to this JSON file")
     parser.add_argument("--cut-left", type=int, default=CUT_LEFT,
                         help="the whole-shoe fit: cards behind the cut card")
     parser.add_argument("--seed", type=int, default=2026)
@@ -1249,6 +1390,11 @@ def main() -> None:
                      steps=args.fit_steps, save=args.fit_save)
     if args.fit:
         fit_run(args.fit, args.seed, args.workers, cut_left=args.cut_left, steps=args.fit_steps)
+    if args.pairs_null:
+        pairs_null_run(args.pairs_null, args.seed, args.workers, cut_left=args.cut_left,
+                       save=args.pairs_save)
+    if args.pairs:
+        pairs_run(args.pairs, args.seed, args.workers, cut_left=args.cut_left)
     if args.stacked:
         stacked_run(args.stacked, args.seed)
     if args.weak_null:

@@ -100,6 +100,14 @@ class AnalyticsConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     shuffle_fit_z: Annotated[float, msgspec.Meta(gt=0)] = 4.5
     #: Run the whole-shoe fit (a few seconds of CPU once a shoe, after its end).
     shuffle_fit: bool = True
+    #: ``shuffle_weak`` as the shoe is dealt (``game.shuffle_pairs``): alert when the
+    #: count of the previous shoe's neighbours seen close together again (dealt order or
+    #: a tray collected hand by hand) has this z-score against a fair shoe with the same
+    #: cards, at any round. Not a bound: the rate is measured on fair shoes, every look
+    #: included (docs/game.md, "The pair count").
+    shuffle_pairs_z: Annotated[float, msgspec.Meta(gt=0)] = 4.5
+    #: Run the pair count (a few milliseconds of CPU a round).
+    shuffle_pairs: bool = True
     #: ``edge_sorting``: alert when a test's p-value is at most this (per evaluation).
     edge_sorting_alpha: Probability = 1e-7
     #: ``edge_sorting``: smallest expected cell count for a chi-square test to be used.
@@ -151,6 +159,9 @@ class ProtectionState:
     complete: bool = False
     previous_known: bool = False
     previous_note: str = ""
+    #: the pair counts against the previous shoe (name, shuffle_pairs.PairTest), built at
+    #: the first look (None: not yet)
+    pair_tests: tuple[tuple[str, Any], ...] | None = None
     raised: frozenset[str] = frozenset()  # tests that alerted this shoe
     above: frozenset[str] = frozenset()  # bets above the advantage threshold
     last_round: int | None = None
@@ -287,6 +298,7 @@ def _shoe_started(state: ProtectionState, ev: Any) -> tuple[ProtectionState, tup
             complete=False,
             previous_known=known,
             previous_note=note,
+            pair_tests=None,
             sequence=(),
             places=(),
             oriented=(),
@@ -489,6 +501,7 @@ def _integrity(state: ProtectionState, round_: int | None, out: list[Any]) -> Pr
                 )
 
     state = _weak(state, alert)
+    state = _pair_count(state, alert)
     state = _fingerprint(state)
     if state.repeat_matches >= cfg.repeat_min_windows:
         alert(
@@ -532,6 +545,44 @@ def _weak(state: ProtectionState, alert: Any) -> ProtectionState:
                 **test.evidence(),
             )
     return replace(state, weak_tests=tuple(tests), weak_fed=len(state.sequence))
+
+
+def _pair_count(state: ProtectionState, alert: Any) -> ProtectionState:
+    """Look at the pair counts (``game.shuffle_pairs``) of the cards dealt so far against
+    the previous shoe's order, when that is known, and alert on the larger z-score at its
+    threshold."""
+    from shoe_controller.game import shuffle_pairs as sp
+
+    cfg = state.config
+    test = "shuffle_pairs_previous_shoe"
+    if not (cfg.shuffle_pairs and state.previous_known) or test in state.raised \
+            or state.decks not in sp.CALIBRATED_DECKS:
+        return state
+    dealt = state.sequence[: state.ended_cards] if state.ended else state.sequence
+    if sum(1 for c in dealt if c is not None) < sp.MIN_CARDS:
+        return state
+    tests = state.pair_tests
+    if tests is None:
+        tests = (("dealt order", sp.PairTest.start(sp.dealt_pairs(state.previous),
+                                                   state.decks)),)
+        if state.previous_places:
+            tests += (("tray collected hand by hand", sp.PairTest.start(
+                sp.tray_pairs(state.previous, state.previous_places), state.decks)),)
+        state = replace(state, pair_tests=tests)
+    looks = [(t.looks(dealt, (len(dealt),))[0], name) for name, t in tests]
+    (z, count, mean), name = max(looks, key=lambda look: look[0][0])
+    if z >= cfg.shuffle_pairs_z:
+        alert(
+            test, "shuffle_weak", reference="previous_shoe", statistic=round(z, 3),
+            threshold=cfg.shuffle_pairs_z, count=round(count, 2), fair_mean=round(mean, 2),
+            component=f"pair count, old neighbours {sp.DISTANCES} apart or less, {name}",
+            estimated_riffles=f"about {max(sp.RIFFLES)} or fewer",
+            false_alarm_rate="measured on fair shoes: docs/game.md (no bound)",
+            cards_seen=sum(1 for c in dealt if c is not None),
+            unread=sum(1 for c in dealt if c is None),
+            previous_shoe_known=True, previous_shoe=state.previous_note,
+        )
+    return state
 
 
 def shoe_fit(state: ProtectionState) -> tuple[ProtectionState, tuple[Any, ...]]:
