@@ -1,0 +1,254 @@
+"""The pair count (``game.shuffle_pairs``, issue 18): the count against a plain loop over
+every pair of cards, the tray's weights against every way its rounds could have been
+collected, the fair mean against the placements of a small shoe, fair shoes' z-scores
+(about standard normal) and weak ones' (shuffled by the tests' own riffle model,
+tests/support/riffles.py), and the alert as the shoe is dealt, through the game core."""
+
+from __future__ import annotations
+
+import itertools
+import random
+import statistics
+
+import numpy as np
+import pytest
+
+from shoe_controller.game import inputs as I
+from shoe_controller.game.cards import ALL_CARDS, parse_card
+from shoe_controller.game.events import IntegrityAlert, ShoeEnded
+from shoe_controller.game.protection import AnalyticsConfig, initial_state, protect
+from shoe_controller.game.rules import Rules
+from shoe_controller.game.shoe import Shoe
+from shoe_controller.game.shuffle_pairs import (
+    DISTANCES,
+    MIN_CARDS,
+    PairTest,
+    dealt_pairs,
+    kernel,
+    tray_pairs,
+)
+from tests.support.dealing import deal, left_the_shoe, tray
+from tests.support.riffles import cut, riffles, strip
+
+DECKS = 8
+THRESHOLD = AnalyticsConfig().shuffle_pairs_z
+TEST = "shuffle_pairs_previous_shoe"
+
+
+def shoe_cards(seed: float) -> list[str]:
+    cards = [c.code for c in ALL_CARDS for _ in range(DECKS)]
+    random.Random(seed).shuffle(cards)
+    return cards
+
+
+def plain_count(old: list[str | None], new: list[str | None], pairs=None) -> float:
+    """The count written plainly: for every pair of new places (x, y), x != y, and every
+    old pair (a, b, d, weight) whose codes they hold, weight * f_d((y - x) mod n)."""
+    f = kernel(52 * DECKS)
+    n = 52 * DECKS
+    pairs = dealt_pairs(old) if pairs is None else pairs
+    by_codes: dict[tuple[str, str], list[tuple[int, float]]] = {}
+    for a, b, d, w in pairs:
+        by_codes.setdefault((a, b), []).append((d, w))
+    total = 0.0
+    for x, a in enumerate(new):
+        for y, b in enumerate(new):
+            if x == y or a is None or b is None:
+                continue
+            for d, w in by_codes.get((a, b), []):
+                total += w * f[d - 1][(y - x) % n]
+    return total
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_count_is_the_sum_over_every_pair_of_cards(seed: int) -> None:
+    rng = random.Random(seed)
+    old: list[str | None] = shoe_cards(seed)[:300]
+    new: list[str | None] = shoe_cards(seed + 10)[:250]
+    for k in rng.sample(range(250), 6):
+        new[k] = None
+    old[5] = None
+    test = PairTest.start(dealt_pairs(old), DECKS)
+    (_, count, _), = test.looks(new, [len(new)])
+    assert count == pytest.approx(plain_count(old, new), rel=1e-9, abs=1e-6)
+    # a look at a prefix counts only the pairs whose both cards are in it
+    (_, early, _), = test.looks(new, [120])
+    assert early == pytest.approx(plain_count(old, new[:120]), rel=1e-9, abs=1e-6)
+
+
+def test_the_tray_weights_are_every_way_of_collecting_the_rounds() -> None:
+    """Rounds of 4-6 cards with burned cards between; every assignment of the rounds'
+    ways (Player's hand first or Banker's), tray built and its neighbour pairs counted
+    plainly, averaged: the weights."""
+    rng = random.Random(5)
+    places: list[tuple[int, str] | None] = [None, None]
+    for r in range(1, 5):
+        extra = rng.sample(["player", "banker", "player"], rng.randint(0, 2))
+        hands = ["player", "banker", "player", "banker", *extra]
+        places += [(r, h) for h in hands]
+        if r == 2:
+            places.append(None)  # a card burned between rounds
+    codes = [f"{'A23456789TJQK'[i % 13]}{'SHDC'[i // 13 % 4]}" for i in range(len(places))]
+    rounds = sorted({p[0] for p in places if p})
+    want: dict[tuple[str, str, int], float] = {}
+    ways = list(itertools.product((0, 1), repeat=len(rounds)))
+    for way in ways:
+        order: list[int] = []
+        k = 0
+        while k < len(places):
+            if places[k] is None:
+                order.append(k)
+                k += 1
+                continue
+            r = places[k][0]
+            members = [j for j in range(len(places)) if places[j] and places[j][0] == r]
+            player = [j for j in members if places[j][1] == "player"]
+            banker = [j for j in members if places[j][1] == "banker"]
+            order += player + banker if way[rounds.index(r)] == 0 else banker + player
+            k = members[-1] + 1
+        for d in range(1, DISTANCES + 1):
+            for x, y in zip(order, order[d:], strict=False):
+                key = (codes[x], codes[y], d)
+                want[key] = want.get(key, 0.0) + 1.0 / len(ways)
+    got = {(a, b, d): w for a, b, d, w in tray_pairs(codes, places)}
+    assert got.keys() == want.keys()
+    for key, w in want.items():
+        assert got[key] == pytest.approx(w)
+
+
+def test_the_fair_mean_is_the_mean_over_placements() -> None:
+    """A short prefix of old neighbours' codes against the new cards placed at random
+    (the same codes, every order alike): the mean of the plain count over 3,000 random
+    placements against the test's fair mean, and their spread against its variance."""
+    old = shoe_cards(7)
+    new = shoe_cards(8)[:60]
+    test = PairTest.start(dealt_pairs(old), DECKS)
+    rng = random.Random(9)
+    counts = []
+    for _ in range(3000):
+        placed = list(new)
+        rng.shuffle(placed)
+        counts.append(test.looks(placed, [len(placed)])[0][1])
+    _, _, mean = test.looks(new, [len(new)])[0]
+    z, count, _ = test.looks(new, [len(new)])[0]
+    sd = (count - mean) / z
+    assert statistics.fmean(counts) == pytest.approx(mean, abs=3 * sd / np.sqrt(3000))
+    assert statistics.stdev(counts) == pytest.approx(sd, rel=0.15)
+
+
+def test_fair_shoes_are_about_standard_normal_and_riffled_ones_far_above() -> None:
+    fair = [PairTest.start(dealt_pairs(shoe_cards(100 + s)), DECKS).z(shoe_cards(200 + s))
+            for s in range(120)]
+    assert abs(statistics.fmean(fair)) < 0.3
+    assert 0.7 < statistics.stdev(fair) < 1.15
+    assert max(fair) < THRESHOLD
+    rng = random.Random(3)
+    for k, least in ((4, THRESHOLD), (5, THRESHOLD)):
+        weak = []
+        for s in range(6):
+            old = shoe_cards(300 + 10 * k + s)
+            weak.append(PairTest.start(dealt_pairs(old), DECKS).z(
+                cut(strip(riffles(old, k, rng), rng), rng)))
+        assert statistics.median(weak) >= least, (k, weak)
+
+
+def test_the_kernel_averages_zero_and_favours_the_gaps_riffles_leave() -> None:
+    f = kernel(52 * DECKS)
+    assert f.shape == (DISTANCES, 52 * DECKS)
+    assert np.allclose(f[:, 1:].mean(axis=1), 0.0) and not f[:, 0].any()
+    # the tests' own riffles: old neighbours' new gaps, over 40 shoes
+    rng = random.Random(4)
+    n = 52 * DECKS
+    gain = []
+    for _ in range(40):
+        moved = cut(strip(riffles(list(range(n)), 6, rng), rng), rng)
+        where = {card: p for p, card in enumerate(moved)}
+        gain += [f[0][(where[i + 1] - where[i]) % n] for i in range(n - 1)]
+    assert statistics.fmean(gain) > 1.0  # a fair gap averages 0
+
+
+# ------------------------------------------------------------------ through the game core
+
+
+def pair_alerts(events: list, config: AnalyticsConfig | None = None) -> list[IntegrityAlert]:
+    state = initial_state(Rules(), config)
+    out = []
+    for ev in events:
+        state, raised = protect(state, ev)
+        out += [e for e in raised if isinstance(e, IntegrityAlert)
+                and e.evidence.get("test") == TEST]
+    return out
+
+
+def test_the_alert_comes_while_a_four_riffle_shoe_is_dealt() -> None:
+    shoe = Shoe(Rules())
+    first_cards = shoe_cards(31)
+    first = deal(first_cards, shoe)
+    rng = random.Random(32)
+    second = deal(cut(strip(riffles(tray(first_cards, first), 4, rng), rng), rng), shoe)
+    assert isinstance(second[-1], ShoeEnded) and second[-1].reason == "cut_card"
+    alerts = pair_alerts(first + second)
+    assert len(alerts) == 1  # once a shoe
+    alert = alerts[0]
+    assert alert.kind == "shuffle_weak" and alert.shoe == 2
+    assert alert.round is not None and alert.round < second[-1].rounds  # before the end
+    ev = alert.evidence
+    assert ev["statistic"] >= ev["threshold"] == THRESHOLD
+    assert ev["reference"] == "previous_shoe" and ev["previous_shoe_known"] is True
+    assert "dealt in full" in ev["previous_shoe"]
+    assert ev["cards_seen"] >= MIN_CARDS and ev["unread"] == 0
+    assert ev["component"].startswith("pair count")
+    for key in ("count", "fair_mean", "estimated_riffles", "false_alarm_rate"):
+        assert key in ev
+    assert not pair_alerts(first + second, AnalyticsConfig(shuffle_pairs=False))
+    third = deal(shoe_cards(33), shoe)  # a fair shoe after it
+    assert not [a for a in pair_alerts(first + second + third) if a.shoe == 3]
+
+
+def test_a_tray_collected_hand_by_hand_is_caught_by_its_own_family() -> None:
+    shoe = Shoe(Rules())
+    first_cards = shoe_cards(41)
+    first = deal(first_cards, shoe)
+    cards, places = left_the_shoe(first)
+    rng = random.Random(42)
+    # each round Player's cards then Banker's, or the reverse, chosen per round
+    rounds: dict[int, dict[str, list[str]]] = {}
+    for card, place in zip(cards, places, strict=True):
+        if place is not None:
+            rounds.setdefault(place[0], {"player": [], "banker": []})[place[1]].append(card)
+    hand_tray = []
+    done: set[int] = set()
+    for k, (card, place) in enumerate(zip(cards, places, strict=True)):
+        if place is None:
+            hand_tray.append(card)
+        elif place[0] not in done and all(not p or p[0] != place[0] for p in places[k + 1:]):
+            hands = rounds[place[0]]
+            first_hand = rng.choice(["player", "banker"])
+            second_hand = "banker" if first_hand == "player" else "player"
+            hand_tray += hands[first_hand] + hands[second_hand]
+            done.add(place[0])
+    hand_tray += first_cards[len(cards):]
+    assert sorted(hand_tray) == sorted(first_cards)
+    second = deal(cut(strip(riffles(hand_tray, 4, rng), rng), rng), shoe)
+    alerts = pair_alerts(first + second)
+    assert len(alerts) == 1
+    assert alerts[0].evidence["component"].endswith("tray collected hand by hand")
+
+
+def test_no_pair_count_without_the_previous_shoe_in_full() -> None:
+    shoe = Shoe(Rules())
+    first_cards = shoe_cards(51)
+    first = deal(first_cards, shoe)
+    rng = random.Random(52)
+    second = deal(cut(strip(riffles(tray(first_cards, first), 4, rng), rng), rng), shoe)
+    assert pair_alerts(first + second)
+    # the journal begins with the riffled shoe: the previous order is not known
+    assert not pair_alerts(second)
+    # the previous shoe stopped after 150 cards, not at its cut card
+    shoe = Shoe(Rules())
+    partial = list(shoe.apply(I.NewShoe()))
+    for code in first_cards[:150]:
+        partial += shoe.apply(I.CardSeen(parse_card(code)))
+    third = deal(cut(strip(riffles(first_cards, 4, rng), rng), rng), shoe)
+    assert not pair_alerts(partial + third)
+
