@@ -59,9 +59,11 @@ DISTANCES = 4
 #: five's alone six's long ones; the mixture loses little on either (docs/game.md).
 RIFFLES = (5, 6)
 STRIP = True
-#: Cards seen before the count is looked at: with fewer, too few old neighbours are in
-#: view for its normal approximation.
-MIN_CARDS = 40
+#: Cards seen before the count is looked at. Over the first hundred cards the count's
+#: looks change fast and its tail is heavier than normal, so fair shoes' largest z came
+#: mostly from there (300 fair shoes, looks from 40 cards); four riffles are not caught
+#: before about 170 cards anyway (docs/game.md).
+MIN_CARDS = 100
 #: The deck counts the threshold was measured for (``bench/integrity.py --pairs-null``).
 CALIBRATED_DECKS = (8,)
 #: Copies of one code counted (a stacked shoe may hold more than its decks).
