@@ -1325,8 +1325,9 @@ def pairs_run(per_kind: int, seed: int, workers: int = 1, chunk: int = 25,
                 f"{sorted(rounds)[int(0.9 * (len(rounds) - 1))]}" if rounds else "never")
         label = (f"{kind} shoe{' by hand' if by_hand else ''}, {riffles} riffles"
                  f"{', strip' if stripped else ', no strip'}, cut")
-        print(f"  {label:<46} pairs {len(rounds)}/{len(res)} ({when}; end z median "
-              f"{statistics.median(r['end'] for r in res):.1f}); card by card {card}; "
+        peaks = [r["peak"] for r in res]
+        print(f"  {label:<46} pairs {len(rounds)}/{len(res)} ({when}; largest z median "
+              f"{statistics.median(peaks):.1f}, lowest {min(peaks):.1f}); card by card {card}; "
               f"either {either}  {time.time() - t0:.0f} s", flush=True)
 
 

@@ -123,6 +123,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
                           "tests/test_shuffle_tracking_mutants.py", "tests/test_shuffle_tray.py",
                           "tests/test_shuffle_strip.py"]),
     "shuffle_fit": ("shoe_controller/game/shuffle_fit.py", ["tests/test_shuffle_fit.py"]),
+    "shuffle_pairs": ("shoe_controller/game/shuffle_pairs.py", ["tests/test_shuffle_pairs.py"]),
     "framing": ("firmware_bridge/framing.py",
                 ["tests/test_reference_framing.py", "tests/test_bridge_codec.py"]),
     "protocol": ("firmware_bridge/protocol.py",

@@ -105,7 +105,7 @@ class AnalyticsConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     #: a tray collected hand by hand) has this z-score against a fair shoe with the same
     #: cards, at any round. Not a bound: the rate is measured on fair shoes, every look
     #: included (docs/game.md, "The pair count").
-    shuffle_pairs_z: Annotated[float, msgspec.Meta(gt=0)] = 4.5
+    shuffle_pairs_z: Annotated[float, msgspec.Meta(gt=0)] = 5.5
     #: Run the pair count (a few milliseconds of CPU a round).
     shuffle_pairs: bool = True
     #: ``edge_sorting``: alert when a test's p-value is at most this (per evaluation).
