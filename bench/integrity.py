@@ -1072,9 +1072,9 @@ FIT_KINDS += [("previous", k, False, False) for k in (5, 6)]
 FIT_KINDS += [("previous", k, True, True) for k in (4, 5, 6)]
 
 
-def _fit_pair(riffles: int, by_hand: bool, stripped: bool, rng: random.Random,
-              cut_left: int = CUT_LEFT) -> tuple[list[str], list[str], list[Any]]:
-    """(the previous shoe's dealt cards, the new shoe's, where the previous shoe's cards
+def _pairs_shoe(riffles: int, by_hand: bool, stripped: bool, rng: random.Random,
+                cut_left: int = CUT_LEFT) -> tuple[list[str], list[Any], list[str], list[Any]]:
+    """(the previous shoe's dealt cards, where they went, the new shoe's, where they
     went): a fair shoe when ``riffles`` is 0, else the previous shoe's tray riffled
     ``riffles`` times (then a strip and a cut)."""
     previous = fresh_cards()
@@ -1087,7 +1087,16 @@ def _fit_pair(riffles: int, by_hand: bool, stripped: bool, rng: random.Random,
         cards = fresh_cards()
         rng.shuffle(cards)
     old, places = _dealt_places(previous, cut_left)
-    return old, _dealt(cards, cut_left), places
+    new, new_places = _dealt_places(cards, cut_left)
+    return old, places, new, new_places
+
+
+def _fit_pair(riffles: int, by_hand: bool, stripped: bool, rng: random.Random,
+              cut_left: int = CUT_LEFT) -> tuple[list[str], list[str], list[Any]]:
+    """``_pairs_shoe`` as (the previous shoe's cards, the new shoe's, where the previous
+    shoe's cards went)."""
+    old, places, new, _ = _pairs_shoe(riffles, by_hand, stripped, rng, cut_left)
+    return old, new, places
 
 
 def _fit_chunk(task: tuple[int, int, bool, bool, int, int, int]) -> dict[str, Any]:
@@ -1194,24 +1203,6 @@ def fit_run(per_kind: int, seed: int, workers: int = 1, chunk: int = 48,
         print(f"  {label:<46} fit {caught}/{len(zs)} (z median {statistics.median(zs):.1f}, "
               f"min {min(zs):.1f}); card by card {card}; either {either}  "
               f"{time.time() - t0:.0f} s", flush=True)
-
-
-def _pairs_shoe(riffles: int, by_hand: bool, stripped: bool, rng: random.Random,
-                cut_left: int = CUT_LEFT) -> tuple[list[str], list[Any], list[str], list[Any]]:
-    """(the previous shoe's dealt cards, where they went, the new shoe's, where they
-    went): as ``_fit_pair``."""
-    previous = fresh_cards()
-    rng.shuffle(previous)
-    events = list(shoe_events(1, previous, lambda c: None, cut_left))
-    if riffles:
-        cards = weakly_shuffled(discard_stack(previous, events, by_hand, rng), riffles, rng,
-                                stripped=stripped)
-    else:
-        cards = fresh_cards()
-        rng.shuffle(cards)
-    old, places = _dealt_places(previous, cut_left)
-    new, new_places = _dealt_places(cards, cut_left)
-    return old, places, new, new_places
 
 
 def _round_ends(places: list[Any]) -> list[tuple[int, int]]:
