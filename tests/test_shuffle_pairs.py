@@ -252,3 +252,32 @@ def test_no_pair_count_without_the_previous_shoe_in_full() -> None:
     third = deal(cut(strip(riffles(first_cards, 4, rng), rng), rng), shoe)
     assert not pair_alerts(partial + third)
 
+
+
+def test_a_daemon_resuming_after_the_alert_does_not_raise_it_again() -> None:
+    """The journal folded on resume (``protection.fold``) marks the alert raised, so the
+    rest of the shoe does not raise it a second time; resumed before it, the rest does."""
+    from shoe_controller.game.protection import fold
+
+    shoe = Shoe(Rules())
+    first_cards = shoe_cards(71)
+    first = deal(first_cards, shoe)
+    rng = random.Random(72)
+    second = deal(cut(strip(riffles(tray(first_cards, first), 4, rng), rng), rng), shoe)
+    events = first + second
+    state = initial_state(Rules())
+    at = None
+    for k, ev in enumerate(events):
+        state, raised = protect(state, ev)
+        if any(isinstance(e, IntegrityAlert) and e.evidence.get("test") == TEST for e in raised):
+            at = k
+            break
+    assert at is not None and at > len(first)
+    for split, want in ((at + 1, 0), (len(first) + 30, 1)):
+        state = fold(initial_state(Rules()), events[:split])
+        found = 0
+        for ev in events[split:]:
+            state, raised = protect(state, ev)
+            found += sum(1 for e in raised if isinstance(e, IntegrityAlert)
+                         and e.evidence.get("test") == TEST)
+        assert found == want, split
