@@ -267,14 +267,17 @@ def test_bad_profiles_give_clear_errors(profiles: dict, tmp_path: Path) -> None:
     np.savez(newer, **arrays)
     with pytest.raises(ProfileError, match=f"profile version {PROFILE_VERSION + 1}"):
         load_profile(newer)
-    # a profile of the old reader (version 1): refused, saying to learn again
-    meta["version"] = 1
-    arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
-    old = tmp_path / "old.npz"
-    np.savez(old, **arrays)
-    with pytest.raises(ProfileError, match=r"version 1, this software reads version 2 .*rebuilt"
-                                           r".*learn the deck again"):
-        load_profile(old)
+    # profiles of older readers (version 1; version 2, whose cut card was its hue
+    # alone): refused, saying why and to learn again
+    for version in (1, 2):
+        meta["version"] = version
+        arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
+        old = tmp_path / f"old{version}.npz"
+        np.savez(old, **arrays)
+        with pytest.raises(ProfileError, match=rf"version {version}, this software reads "
+                                               r"version 3 .*how light the cut card is"
+                                               r".*learn the deck again"):
+            load_profile(old)
     # templates missing
     meta["version"] = PROFILE_VERSION
     arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)

@@ -127,6 +127,9 @@ class Design:
     big_centre: bool = False  # one big centre suit instead of pips
     four_corners: bool = False
     centre_style: str = "classic"  # the two original designs' own centre decoration
+    #: ranks printed as other letters, (rank, text) pairs: a Russian deck's В for the
+    #: jack (much like an 8), Д, К, Т; a German deck's B, D, K
+    rank_texts: tuple[tuple[str, str], ...] = ()
 
 
 _DESIGNS: dict[str, Design] = {
@@ -456,7 +459,7 @@ def _rank_depth(d: Design) -> float:
 
 def _draw_index(img: np.ndarray, d: Design, code: str, cx: float) -> tuple[int, int, int, int]:
     """Rank above suit with the column centred at ``cx`` (face px); the ink box (ss px)."""
-    rank_text = "10" if code[0] == "T" else code[0]
+    rank_text = dict(d.rank_texts).get(code[0], "10" if code[0] == "T" else code[0])
     ink = d.inks["SHDC".index(code[1])]
     rm, off = _rank_mask(d, rank_text)
     rx = round(cx * _SS - rm.shape[1] / 2)

@@ -156,7 +156,9 @@ class DeckLearner:
 
     learn_box: tuple[int, int] | None = None
     samples: dict[str, _Sample] = field(default_factory=dict)
-    cuts: dict[str, tuple[np.ndarray, float]] = field(default_factory=dict)
+    #: per cut-card label: its chromaticity, brightest level and lightness (the sum of
+    #: its mean colour's channels, as the reader measures a plain card)
+    cuts: dict[str, tuple[np.ndarray, float, float]] = field(default_factory=dict)
     frames: dict[str, np.ndarray] = field(default_factory=dict)
     failures: list[LearnFailure] = field(default_factory=list)
     #: cards whose rank was found but no suit under it, kept until the deck's other
@@ -170,7 +172,7 @@ class DeckLearner:
     box_cut: set[str] = field(default_factory=set)
 
     @property
-    def cut(self) -> tuple[np.ndarray, float] | None:
+    def cut(self) -> tuple[np.ndarray, float, float] | None:
         return next(iter(self.cuts.values()), None)
 
     def add_all(self, frames: Mapping[str, np.ndarray]) -> None:
@@ -295,7 +297,8 @@ class DeckLearner:
                 f = LearnFailure(label, f"the card shows print ({shade}), not a plain cut card",
                                  "use the plain plastic cut card")
                 raise LearnError(f.line(), [f])
-            self.cuts[label] = (_chroma(regions[0].mean_bgr), regions[0].level)
+            self.cuts[label] = (_chroma(regions[0].mean_bgr), regions[0].level,
+                                float(sum(regions[0].mean_bgr)))
             self.frames[label] = frame
             return label
         code = parse_card(label).code
@@ -716,6 +719,9 @@ class DeckLearner:
             "face_level": float(np.median([x.level for x in self.samples.values()])),
             "cut_chromas": [[float(v) for v in c[0]] for c in self.cuts.values()],
             "cut_levels": [float(c[1]) for c in self.cuts.values()],
+            # how light each cut card is (not only its hue): a white card is no
+            # dark-grey cut card, a near-black one no light-grey cut card
+            "cut_lightness": [float(c[2]) for c in self.cuts.values()],
         }
         if all(colours_by_suit[su] for su in SUITS):
             ink = {su: np.median(np.array(colours_by_suit[su]), axis=0) for su in SUITS}

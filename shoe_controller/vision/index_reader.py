@@ -21,7 +21,7 @@ calibration profile, learned from the casino's own deck (``shoe-calibrate learn`
 4. the ink colour, relative to the paper, may confirm the suit but never decides it:
    an ink nearer to another suit colour than to the suit's own is a rejection;
 5. no index anywhere and a plain region: the cut card if its colour is a learned cut
-   colour, otherwise an **unknown plain card** (a rejection saying so, which the pass
+   colour, in hue and in lightness (``CUT_LIGHTNESS``), otherwise an **unknown plain card** (a rejection saying so, which the pass
    tracker turns into an unreadable card: play stops for the dealer);
 6. two different cards in view, or nothing that passes -> **reject**.
 """
@@ -60,7 +60,7 @@ from shoe_controller.vision.index_glyphs import (
     locate,
     to_small,
 )
-from shoe_controller.vision.profile import Profile
+from shoe_controller.vision.profile import Profile, ProfileError
 from shoe_controller.vision.reads import FrameRead
 
 #: A printed line thinner than this (px) everywhere: no glyph stroke the frame's edge
@@ -74,8 +74,18 @@ _CARDS = {(c.rank, c.suit): c for c in ALL_CARDS}
 CORE_SCALES = (0.85, 1.15)
 #: Reason of the rejection of a plain card whose colour was not learned.
 UNKNOWN_PLAIN = "unknown plain card"
-#: A plain card is the learned cut card within this chroma distance (L1).
+#: A plain card is the learned cut card within this chroma distance (L1) ...
 CUT_CHROMA = 0.15
+#: ... and within these times its learned lightness (the sum of the mean colour's
+#: channels). The full range's light (brightness 0.7-1.1, an uneven field down to 0.62
+#: of it, a colour cast of +-0.15 per channel, against calibration's 0.93-1.0) spans
+#: about 0.38-1.45; measured over 14 400 CUT frames of the 24 development designs
+#: (300 guided and 300 full-range frames each, seed 31) 0.50-1.28. Widened to
+#: 0.35-1.6: a plain card of the cut card's hue three times lighter or darker (a white
+#: card against a dark-grey cut card, a near-black one against a light-grey one) is an
+#: unknown plain card; one within the band cannot be told from the cut card by its
+#: colour under that light.
+CUT_LIGHTNESS = (0.35, 1.6)
 #: Suit inks whose learned colours are this far apart (log-ratio units) are told apart.
 COLOUR_SPLIT = 0.3
 #: A class this close to the best (residual correlation) must be beaten pair by pair.
@@ -174,6 +184,11 @@ class IndexReader:
         self._empty_level = 0.5 * face
         self._mask_floor = 0.3 * face
         self._cut_chromas = [np.array(v, np.float64) for v in c.get("cut_chromas", [])]
+        self._cut_lightness = [float(v) for v in c.get("cut_lightness", [])]
+        if len(self._cut_lightness) != len(self._cut_chromas):
+            # a version-3 profile always has both (load_profile refuses older ones)
+            raise ProfileError("profile: the cut cards' lightness is missing; learn the "
+                               "deck again with `shoe-calibrate learn`")
         ink = c.get("suit_ink")
         self._suit_ink = ({su: np.array(ink[su], np.float64) for su in SUITS}
                           if ink else None)
@@ -252,13 +267,28 @@ class IndexReader:
         if region.ink_share > PLAIN_INK_SHARE or region.faint_share > PLAIN_FAINT_SHARE:
             return None
         mean = np.array(region.mean_bgr, np.float64)
-        chroma = mean / max(float(mean.sum()), 1e-6)
+        light = max(float(mean.sum()), 1e-6)
+        chroma = mean / light
         if not self._cut_chromas:
             return FrameRead.rejected(f"{UNKNOWN_PLAIN} (no cut card learned)")
-        d = min(float(np.abs(chroma - c).sum()) for c in self._cut_chromas)
-        if d <= CUT_CHROMA:
-            return FrameRead.cut(max(0.0, min(1.0, 1.0 - d / (2 * CUT_CHROMA))))
+        lo, hi = CUT_LIGHTNESS
+        best, hue_only = None, None
+        for c, lc in zip(self._cut_chromas, self._cut_lightness, strict=True):
+            d = float(np.abs(chroma - c).sum())
+            if d > CUT_CHROMA:
+                continue
+            ratio = light / max(lc, 1e-6)
+            if lo <= ratio <= hi:
+                best = d if best is None else min(best, d)
+            else:
+                hue_only = ratio
+        if best is not None:
+            return FrameRead.cut(max(0.0, min(1.0, 1.0 - best / (2 * CUT_CHROMA))))
         bgr = ", ".join(f"{v:.0f}" for v in region.mean_bgr)
+        if hue_only is not None:
+            return FrameRead.rejected(
+                f"{UNKNOWN_PLAIN} (colour BGR {bgr}: the learned cut card's hue but "
+                f"{hue_only:.2f} times its lightness)")
         return FrameRead.rejected(f"{UNKNOWN_PLAIN} (colour BGR {bgr} is not the learned cut "
                                   "card's)")
 
