@@ -21,8 +21,9 @@ calibration profile, learned from the casino's own deck (``shoe-calibrate learn`
 4. the ink colour, relative to the paper, may confirm the suit but never decides it:
    an ink nearer to another suit colour than to the suit's own is a rejection;
 5. no index anywhere and a plain region: the cut card if its colour is a learned cut
-   colour, in hue and in lightness (``CUT_LIGHTNESS``), otherwise an **unknown plain card** (a rejection saying so, which the pass
-   tracker turns into an unreadable card: play stops for the dealer);
+   colour, in hue and in lightness (``CUT_LIGHTNESS``), otherwise an **unknown plain
+   card** (a rejection saying so, which the pass tracker turns into an unreadable
+   card: play stops for the dealer);
 6. two different cards in view, or nothing that passes -> **reject**.
 """
 
