@@ -46,7 +46,9 @@ def plain_count(old: list[str | None], new: list[str | None], pairs=None) -> flo
     old pair (a, b, d, weight) whose codes they hold, weight * f_d((y - x) mod n)."""
     f = kernel(52 * DECKS)
     n = 52 * DECKS
-    pairs = dealt_pairs(old) if pairs is None else pairs
+    if pairs is None:  # old neighbours 1-4 apart, both read, weight 1
+        pairs = [(old[i], old[i + d], d, 1.0) for d in range(1, DISTANCES + 1)
+                 for i in range(len(old) - d) if old[i] is not None and old[i + d] is not None]
     by_codes: dict[tuple[str, str], list[tuple[int, float]]] = {}
     for a, b, d, w in pairs:
         by_codes.setdefault((a, b), []).append((d, w))
@@ -76,19 +78,23 @@ def test_the_count_is_the_sum_over_every_pair_of_cards(seed: int) -> None:
     assert early == pytest.approx(plain_count(old, new[:120]), rel=1e-9, abs=1e-6)
 
 
-def test_the_tray_weights_are_every_way_of_collecting_the_rounds() -> None:
-    """Rounds of 4-6 cards with burned cards between; every assignment of the rounds'
-    ways (Player's hand first or Banker's), tray built and its neighbour pairs counted
-    plainly, averaged: the weights."""
-    rng = random.Random(5)
-    places: list[tuple[int, str] | None] = [None, None]
+@pytest.mark.parametrize("burned_first", [0, 1, 2])
+def test_the_tray_weights_are_every_way_of_collecting_the_rounds(burned_first: int) -> None:
+    """Rounds of 4-6 cards (the first after 0-2 burned cards, a card burned between two
+    rounds, a card not read); every assignment of the rounds' ways (Player's hand first
+    or Banker's), tray built and its neighbour pairs counted plainly, averaged: the
+    weights."""
+    rng = random.Random(5 + burned_first)
+    places: list[tuple[int, str] | None] = [None] * burned_first
     for r in range(1, 5):
         extra = rng.sample(["player", "banker", "player"], rng.randint(0, 2))
         hands = ["player", "banker", "player", "banker", *extra]
         places += [(r, h) for h in hands]
         if r == 2:
             places.append(None)  # a card burned between rounds
-    codes = [f"{'A23456789TJQK'[i % 13]}{'SHDC'[i // 13 % 4]}" for i in range(len(places))]
+    codes: list[str | None] = [f"{'A23456789TJQK'[i % 13]}{'SHDC'[i // 13 % 4]}"
+                               for i in range(len(places))]
+    codes[burned_first + 5] = None  # not read: its pairs are lost
     rounds = sorted({p[0] for p in places if p})
     want: dict[tuple[str, str, int], float] = {}
     ways = list(itertools.product((0, 1), repeat=len(rounds)))
@@ -108,6 +114,8 @@ def test_the_tray_weights_are_every_way_of_collecting_the_rounds() -> None:
             k = members[-1] + 1
         for d in range(1, DISTANCES + 1):
             for x, y in zip(order, order[d:], strict=False):
+                if codes[x] is None or codes[y] is None:
+                    continue
                 key = (codes[x], codes[y], d)
                 want[key] = want.get(key, 0.0) + 1.0 / len(ways)
     got = {(a, b, d): w for a, b, d, w in tray_pairs(codes, places)}
@@ -281,3 +289,31 @@ def test_a_daemon_resuming_after_the_alert_does_not_raise_it_again() -> None:
             found += sum(1 for e in raised if isinstance(e, IntegrityAlert)
                          and e.evidence.get("test") == TEST)
         assert found == want, split
+
+
+def test_dealt_pairs_are_the_read_neighbours_one_to_four_apart() -> None:
+    old = ["AS", "KH", None, "2C", "3D", "4S", "5H"]
+    want = [(old[i], old[i + d], d, 1.0) for d in range(1, 5) for i in range(len(old) - d)
+            if old[i] is not None and old[i + d] is not None]
+    assert list(dealt_pairs(old)) == want
+    assert ("AS", "3D", 4, 1.0) in want and not [p for p in want if p[2] > 4]
+
+
+def test_pairs_farther_than_the_kernel_reaches_are_left_out() -> None:
+    old, new = shoe_cards(81), shoe_cards(82)[:300]
+    near = PairTest.start(dealt_pairs(old), DECKS).looks(new, [300])
+    far = PairTest.start(dealt_pairs(old, distances=DISTANCES + 2), DECKS).looks(new, [300])
+    assert far[0] == pytest.approx(near[0])
+
+
+def test_looks_too_early_or_with_no_pair_in_view() -> None:
+    old, new = shoe_cards(91), shoe_cards(92)
+    test = PairTest.start(dealt_pairs(old), DECKS)
+    got = test.looks(new, [0, 1, 200, 2, 416])
+    assert got[0] == got[1] == (0.0, 0.0, 0.0)
+    assert got[2] == test.looks(new, [200])[0] and got[4] == test.looks(new, [416])[0]
+    assert got[3][1] == pytest.approx(plain_count(old, new[:2]))
+    # two cards whose codes were never old neighbours: nothing to count, z 0 (not NaN)
+    lone = PairTest.start((("AS", "KH", 1, 1.0),), DECKS)
+    assert lone.looks(["2C", "3D", "4S"], [3]) == [(0.0, 0.0, 0.0)]
+    assert lone.z(["AS", "KH"]) != 0.0
