@@ -1217,15 +1217,17 @@ def _round_ends(places: list[Any]) -> list[tuple[int, int]]:
 def _pairs_chunk(task: tuple[int, int, bool, bool, int, int]) -> list[dict[str, Any]]:
     """Per shoe: the pair count's largest z over every look and both families, the round
     of its first look at or above the threshold, its z at the end, and (weak shoes) the
-    card-by-card test's peak on the same shoe."""
+    card-by-card test's peak and the whole-shoe fit's z on the same shoe."""
+    from shoe_controller.game import shuffle_fit as sf
     from shoe_controller.game import shuffle_pairs as sp
     from shoe_controller.game.shuffle_tracking import ShuffleTest
 
     count, riffles, by_hand, stripped, seed, cut_left = task
     rng = random.Random(seed)
     out = []
-    for _ in range(count):
-        old, places, new, new_places = _pairs_shoe(riffles, by_hand, stripped, rng, cut_left)
+    shoes = [_pairs_shoe(riffles, by_hand, stripped, rng, cut_left) for _ in range(count)]
+    fits = sf.fit_many([(o, n, p) for o, p, n, _ in shoes], DECKS, seed=seed) if riffles else []
+    for k, (old, places, new, new_places) in enumerate(shoes):
         ends = [(r, m) for r, m in _round_ends(new_places) if m >= sp.MIN_CARDS]
         tests = [sp.PairTest.start(sp.dealt_pairs(old), DECKS),
                  sp.PairTest.start(sp.tray_pairs(old, places), DECKS)]
@@ -1236,6 +1238,7 @@ def _pairs_chunk(task: tuple[int, int, bool, bool, int, int]) -> list[dict[str, 
                 "families": [max(zs) for zs in per]}
         if riffles:
             shoe["card"] = ShuffleTest.start(old, DECKS, places=places).feed(new).peak
+            shoe["fit"] = fits[k].z
         out.append(shoe)
     return out
 
@@ -1282,8 +1285,9 @@ def pairs_null_run(shoes: int, seed: int, workers: int = 1, chunk: int = 100,
 def pairs_run(per_kind: int, seed: int, workers: int = 1, chunk: int = 25,
               cut_left: int = CUT_LEFT) -> None:
     """Weak shoes caught by the pair count at [analytics] shuffle_pairs_z, per kind, the
-    round of its first alert, and how many the card-by-card test (shuffle_weak_threshold)
-    or either catches."""
+    round of its first alert, and on the same shoes how many the card-by-card test
+    (shuffle_weak_threshold) and the whole-shoe fit (shuffle_fit_z) catch, and any of the
+    three."""
     from shoe_controller.game import shuffle_pairs as sp
 
     rng = random.Random(seed)
@@ -1310,8 +1314,9 @@ def pairs_run(per_kind: int, seed: int, workers: int = 1, chunk: int = 25,
                 res += part
         rounds = [r["first"] for r in res if r["first"] is not None]
         card = sum(r["card"] >= CONFIG.shuffle_weak_threshold for r in res)
+        fit = sum(r["fit"] >= CONFIG.shuffle_fit_z for r in res)
         either = sum(r["first"] is not None or r["card"] >= CONFIG.shuffle_weak_threshold
-                     for r in res)
+                     or r["fit"] >= CONFIG.shuffle_fit_z for r in res)
         when = (f"round median {statistics.median(rounds):.0f}, 90% "
                 f"{sorted(rounds)[int(0.9 * (len(rounds) - 1))]}" if rounds else "never")
         label = (f"{kind} shoe{' by hand' if by_hand else ''}, {riffles} riffles"
@@ -1319,7 +1324,7 @@ def pairs_run(per_kind: int, seed: int, workers: int = 1, chunk: int = 25,
         peaks = [r["peak"] for r in res]
         print(f"  {label:<46} pairs {len(rounds)}/{len(res)} ({when}; largest z median "
               f"{statistics.median(peaks):.1f}, lowest {min(peaks):.1f}); card by card {card}; "
-              f"either {either}  {time.time() - t0:.0f} s", flush=True)
+              f"fit {fit}; any {either}  {time.time() - t0:.0f} s", flush=True)
 
 
 def main() -> None:
