@@ -317,3 +317,29 @@ def test_looks_too_early_or_with_no_pair_in_view() -> None:
     lone = PairTest.start((("AS", "KH", 1, 1.0),), DECKS)
     assert lone.looks(["2C", "3D", "4S"], [3]) == [(0.0, 0.0, 0.0)]
     assert lone.z(["AS", "KH"]) != 0.0
+
+
+def test_a_look_at_a_prefix_is_the_prefix_alone_whatever_order_the_pairs_come_in() -> None:
+    old, new = shoe_cards(101), shoe_cards(102)
+    pairs = dealt_pairs(old, distances=DISTANCES + 2)
+    test = PairTest.start(pairs, DECKS)
+    backwards = PairTest.start(pairs[::-1], DECKS)  # farther pairs first: each is skipped
+    for m in (150, 333):
+        whole, alone = test.looks(new, [m])[0], test.looks(new[:m], [m])[0]
+        assert whole == pytest.approx(alone)
+        assert backwards.looks(new, [m])[0] == pytest.approx(whole)
+
+
+def test_a_stacked_shoe_of_one_code_is_counted_up_to_its_limit() -> None:
+    """A shoe of 70 aces of spades among other cards (foreign cards: the core alerts on
+    them): the count takes the first 64 copies and does not fail."""
+    old = shoe_cards(111)
+    new = ["AS"] * 70 + shoe_cards(112)[:200]
+    random.Random(113).shuffle(new)
+    (z, count, _), = PairTest.start(dealt_pairs(old), DECKS).looks(new, [len(new)])
+    kept, seen = [], 0
+    for card in new:  # the 65th ace on is not counted
+        seen += card == "AS"
+        kept.append(None if card == "AS" and seen > 64 else card)
+    assert count == pytest.approx(plain_count(old, kept), rel=1e-9, abs=1e-6)
+    assert np.isfinite(z)
