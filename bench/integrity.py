@@ -1327,6 +1327,54 @@ def pairs_run(per_kind: int, seed: int, workers: int = 1, chunk: int = 25,
               f"fit {fit}; any {either}  {time.time() - t0:.0f} s", flush=True)
 
 
+def fit_truth_run(shoes: int, seed: int, riffles: int = 6, steps: int = 0) -> None:
+    """Why the whole-shoe fit stops at five riffles: ``shoes`` fair and ``shoes`` weak
+    shoes (``riffles`` GSR riffles, a strip and a cut; every card seen), scored with the
+    ``riffles``-riffle gap table: the *true* matching of each weak shoe, and the best
+    matching the search finds for each shoe, as z-scores against the fair shoes' best
+    fits; and the true matching's score per old neighbour (the evidence riffles leave),
+    against log((8!)**52), the matchings' number."""
+    import numpy as np
+
+    from shoe_controller.game import shuffle_fit as sf
+
+    steps = steps or sf.STEPS
+    cards = 52 * DECKS
+    rng = np.random.default_rng(seed)
+    table = sf.gap_table(cards, (riffles, True))
+    codes = [c.code for c in ALL_CARDS]
+
+    def shoe(weak: bool) -> tuple[list[str], list[str], float]:
+        old = np.array([codes[i] for i in range(52) for _ in range(DECKS)])
+        rng.shuffle(old)
+        pos = sf._riffled(cards, riffles, True, rng) if weak else rng.permutation(cards)
+        new = np.empty(cards, object)
+        new[pos] = old
+        return list(old), list(new), float(table[(pos[1:] - pos[:-1]) % cards].sum())
+
+    def best(group: list[tuple[list[str], list[str], float]]) -> Any:
+        built = [sf._slots(o, n, DECKS) for o, n, _ in group]
+        return sf._anneal(*(np.stack([b[i] for b in built]) for i in range(3)), table,
+                          np.random.default_rng(seed + 1), steps)
+
+    t0 = time.time()
+    fair = [shoe(False) for _ in range(shoes)]
+    weak = [shoe(True) for _ in range(shoes)]
+    fair_best, weak_best = best(fair), best(weak)
+    mean, sd = float(fair_best.mean()), float(fair_best.std())
+    true_z = [(w[2] - mean) / sd for w in weak]
+    found_z = [(float(b) - mean) / sd for b in weak_best]
+    per = statistics.fmean(w[2] for w in weak) / (cards - 1)
+    print(f"\nWhole-shoe fit against the truth, {riffles} riffles and a strip, {shoes} fair and "
+          f"{shoes} weak shoes, {steps} steps: against fair shoes' best fits (mean "
+          f"{mean:.1f}, sd {sd:.1f}) the weak shoes' true matchings have median z "
+          f"{statistics.median(true_z):.2f}, their best fits found "
+          f"{statistics.median(found_z):.2f}; "
+          f"the true matching scores {per:.3f} nats per old neighbour, {per * (cards - 1):.0f} "
+          f"a shoe, against log((8!)**52) = {52 * math.log(math.factorial(8)):.0f}; "
+          f"{time.time() - t0:.0f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shoes", type=int, default=1000, help="fair shoes (10000: full)")
@@ -1366,6 +1414,8 @@ def main() -> None:
                         help="fair shoes for the pair count (10000: full)")
     parser.add_argument("--pairs-save", default="",
                         help="--pairs-null: write every shoe's largest z to this JSON file")
+    parser.add_argument("--fit-truth", type=int, default=0,
+                        help="fair and weak shoes: the fit's true matching against its best (32)")
     parser.add_argument("--cut-left", type=int, default=CUT_LEFT,
                         help="the whole-shoe fit: cards behind the cut card")
     parser.add_argument("--seed", type=int, default=2026)
@@ -1387,6 +1437,8 @@ def main() -> None:
                      steps=args.fit_steps, save=args.fit_save)
     if args.fit:
         fit_run(args.fit, args.seed, args.workers, cut_left=args.cut_left, steps=args.fit_steps)
+    if args.fit_truth:
+        fit_truth_run(args.fit_truth, args.seed, steps=args.fit_steps)
     if args.pairs_null:
         pairs_null_run(args.pairs_null, args.seed, args.workers, cut_left=args.cut_left,
                        save=args.pairs_save)
