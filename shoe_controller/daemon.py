@@ -297,6 +297,9 @@ class Daemon:
         self._locked: bool | None = None
         #: core events journaled that the projection has not seen yet (deferred)
         self._unprotected: list[Any] = []
+        #: set while the projection runs (the whole-shoe fit takes seconds at a shoe's
+        #: end): ``projection_idle`` waits for it, so nothing it raises is cut off
+        self._projecting = threading.Event()
         self._unprotected_since = 0.0
         self._unprotected_ends = 0
         #: shoe_analysis events lost in a crash, rebuilt by resume(), journaled by start()
@@ -823,12 +826,31 @@ class Daemon:
         if self.station is not None:
             self.station.show(self.lights)
 
+    def projection_idle(self, timeout: float) -> bool:
+        """Wait until the projection has seen every event and is not running (at most
+        ``timeout`` seconds); whether it is idle. How ``simulate`` knows that the last
+        alerts of a shoe (the whole-shoe fit runs seconds after its end) are in the
+        outbox before it waits for the outbox to empty."""
+        deadline = time.monotonic() + timeout
+        while self._unprotected or self._projecting.is_set():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
+        return True
+
     def run_projection(self) -> list[Any]:
         """Run the game-protection projection over the core's events it has not seen
         yet (in journal order); journal and output what it raises. Returns its entries."""
-        events, self._unprotected, self._unprotected_ends = self._unprotected, [], 0
-        if not events:
+        if not self._unprotected:
             return []
+        self._projecting.set()
+        try:
+            return self._run_projection()
+        finally:
+            self._projecting.clear()
+
+    def _run_projection(self) -> list[Any]:
+        events, self._unprotected, self._unprotected_ends = self._unprotected, [], 0
         try:
             raised, pstate, state = self.core.protect(events)
         except Exception:

@@ -50,3 +50,37 @@ def test_the_next_card_goes_before_the_analysis_of_the_round(tmp_path: Path) -> 
     expected = [e for e in interleave(core, RULES) if type(e).__name__ == "ShoeAnalysis"]
     assert events[analysis]["expected_value"] == expected[0].expected_value
     journal.close()
+
+
+def test_projection_idle_waits_for_a_projection_that_is_running(tmp_path: Path) -> None:
+    """``simulate`` waits for the projection before it waits for the outbox: the whole-
+    shoe fit raises its alert seconds after the shoe's end. A projection slowed down here
+    is waited for; once it is done, its analysis is in the journal."""
+    journal = Journal.open(tmp_path / "j.sqlite3", table_id="T1")
+    daemon = Daemon(rules=RULES, journal=journal)
+    daemon.start()
+    slow = daemon.core.protect
+
+    def protect_slowly(events):  # as the fit at a shoe's end: it takes a while
+        time.sleep(0.5)
+        return slow(events)
+
+    daemon.core.protect = protect_slowly
+    daemon.submit(NewShoe())
+    for card in parse_cards("7S KC 9D 5D 3H"):
+        daemon.submit(CardSeen(card))
+    loop = threading.Thread(target=daemon.run, daemon=True)
+    loop.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not daemon._projecting.is_set():  # the projection has started, not ended
+            assert time.monotonic() < deadline, "the projection never ran"
+            time.sleep(0.005)
+        assert not any(e.type == "shoe_analysis" for e in journal.replay())
+        assert not daemon.projection_idle(0.05)  # still running: not idle yet
+        assert daemon.projection_idle(10)
+        assert any(e.type == "shoe_analysis" for e in journal.replay())
+    finally:
+        daemon.stop()
+        loop.join(10)
+    journal.close()

@@ -550,6 +550,11 @@ class Simulation:
         then stop the daemon."""
         assert self.dealer is not None and self.daemon is not None
         self.dealer.done.wait()
+        # the projection's last alerts of the shoe come after its end (the whole-shoe
+        # fit): wait for them to be in the outbox before waiting for it to empty
+        if not self.daemon.projection_idle(self.opts.drain_timeout):
+            self.out(f"simulate: the projection did not finish within "
+                     f"{self.opts.drain_timeout:.0f} s")
         pub = self.publisher
         if pub is not None:
             if self.broker_seen.is_set() or self.proxy is not None:
