@@ -559,7 +559,8 @@ def _pair_count(state: ProtectionState, alert: Any) -> ProtectionState:
             or state.decks not in sp.CALIBRATED_DECKS:
         return state
     dealt = state.sequence[: state.ended_cards] if state.ended else state.sequence
-    if sum(1 for c in dealt if c is not None) < sp.MIN_CARDS:
+    read = sum(1 for c in dealt if c is not None)
+    if read < sp.MIN_CARDS:
         return state
     tests = state.pair_tests
     if tests is None:
@@ -578,8 +579,7 @@ def _pair_count(state: ProtectionState, alert: Any) -> ProtectionState:
             component=f"pair count, old neighbours {sp.DISTANCES} apart or less, {name}",
             estimated_riffles=f"about {max(sp.RIFFLES)} or fewer",
             false_alarm_rate="measured on fair shoes: docs/game.md (no bound)",
-            cards_seen=sum(1 for c in dealt if c is not None),
-            unread=sum(1 for c in dealt if c is None),
+            cards_seen=read, unread=len(dealt) - read,
             previous_shoe_known=True, previous_shoe=state.previous_note,
         )
     return state

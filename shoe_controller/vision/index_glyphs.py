@@ -225,6 +225,20 @@ FAINT_DARKNESS = 0.08
 FAINT_NOISE_LIFT = 3.0
 
 
+def _largest_part(mask: np.ndarray, min_area: float) -> np.ndarray | None:
+    """The largest outer region of ``mask`` (quarter resolution), filled, or None when
+    there is none or it covers less than ``min_area`` full-resolution pixels."""
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    if not contours:
+        return None
+    c = max(contours, key=cv2.contourArea)
+    if cv2.contourArea(c) * SMALL * SMALL < min_area:
+        return None
+    part = np.zeros_like(mask)
+    cv2.drawContours(part, [c], -1, 255, -1)
+    return part
+
+
 def find_plain_card(small: np.ndarray, min_area: float) -> Region | None:
     """A card-sized region clearly lighter than the shoe interior around it, however
     dark it is (a charcoal or navy cut card is hardly lighter than the interior): the
@@ -242,15 +256,8 @@ def find_plain_card(small: np.ndarray, min_area: float) -> Region | None:
     """
     bright = cv2.medianBlur(channel_max(small), 5)
     _, mask = cv2.threshold(bright, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
-    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
-    if not contours:
-        return None
-    c = max(contours, key=cv2.contourArea)
-    if cv2.contourArea(c) * SMALL * SMALL < min_area:
-        return None
-    part = np.zeros_like(mask)
-    cv2.drawContours(part, [c], -1, 255, -1)
-    if not _steps_up(bright, part):
+    part = _largest_part(mask, min_area)
+    if part is None or not _steps_up(bright, part):
         return None
     found = _regions_of(small, channel_max(small), part, min_area, 1, True)
     if not found:
@@ -308,15 +315,8 @@ def _lighter_part(small: np.ndarray, bright: np.ndarray, part: np.ndarray,
     t, _ = cv2.threshold(vals.reshape(1, -1), 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
     _, light = cv2.threshold(bright, t, 255, cv2.THRESH_BINARY)
     light = cv2.bitwise_and(light, part)
-    contours, _ = cv2.findContours(light, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
-    if not contours:
-        return None
-    c = max(contours, key=cv2.contourArea)
-    if cv2.contourArea(c) * SMALL * SMALL < min_area:
-        return None
-    sub = np.zeros_like(part)
-    cv2.drawContours(sub, [c], -1, 255, -1)
-    if not _steps_up(bright, sub):
+    sub = _largest_part(light, min_area)
+    if sub is None or not _steps_up(bright, sub):
         return None
     found = _regions_of(small, channel_max(small), sub, min_area, 1, True)
     if not found or found[0].ink_share > PLAIN_INK_SHARE or _looks_faint(found[0]):
