@@ -602,3 +602,38 @@ def test_recent_cards_predict_by_votes_whatever_the_size_of_the_denominator() ->
     want = [math.log(lam * ratio + 1.0 - lam) for ratio in ratios for lam in TRACKER_LAMBDAS]
     for g, w in zip(r.values, want, strict=True):
         assert math.isclose(g, w, rel_tol=1e-12, abs_tol=1e-12)
+
+
+def test_logmeanexp_is_the_log_of_the_mean_of_the_exponentials() -> None:
+    # what picks the tracking mode an alert's evidence describes: the mode whose mixture
+    # (the mean of exp over its values) is largest; written out plainly here
+    from shoe_controller.game.shuffle_tracking import _logmeanexp
+
+    for values in ([0.0, math.log(3.0)], [5.0] * 5, [6.0, -100.0, -100.0, -100.0, -100.0],
+                   [700.0, 690.0], [-3.0]):
+        plain = math.log(sum(math.exp(v - 600.0 * (v > 600)) for v in values) / len(values))
+        plain += 600.0 * (max(values) > 600)
+        assert math.isclose(_logmeanexp(values), plain, rel_tol=1e-12, abs_tol=1e-12)
+    # the order of two modes: five equal bets of 5 beat one of 6 among four that lost
+    assert _logmeanexp([5.0] * 5) > _logmeanexp([6.0, -100.0, -100.0, -100.0, -100.0])
+
+
+def test_component_names_are_the_documented_ones() -> None:
+    # docs/game.md (evidence): "tracker <mode>", "recent cards", "thread filter, A threads,
+    # window W <side>" or "... tray forward|backward", "strip filter, A threads" or
+    # "..., tray"; the tray ones only when the previous shoe's rounds are known
+    from shoe_controller.game.shuffle_tracking import _component_name
+
+    old = [c.code for c in ALL_CARDS] * 2
+    places = [None] + [(1 + k // 4, ("player", "banker")[k % 2]) for k in range(len(old) - 1)]
+    dealt = {f"tracker {m}" for m in ("forward", "backward", "either")} | {"recent cards"}
+    dealt |= {f"thread filter, {a} threads, window {w} {s}" for a in PACKETS
+              for w in (1, 3) for s in ("forward", "backward")}
+    dealt |= {f"strip filter, {a} threads" for a in (16, 24, 32)}
+    tray = {f"thread filter, {a} threads, tray {s}" for a in PACKETS
+            for s in ("forward", "backward")}
+    tray |= {f"strip filter, {a} threads, tray" for a in (16, 24, 32)}
+    for given, want in ((None, dealt), (places, dealt | tray)):
+        test = ShuffleTest.start(old, 2, places=given)
+        names = {_component_name(t, i) for t in test._trackers for i in range(len(t.values))}
+        assert names == want

@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 
 from shoe_controller.game.cards import ALL_CARDS
-from shoe_controller.game.shuffle_tracking import ShuffleTest, tray_edges
+from shoe_controller.game.shuffle_tracking import ShuffleTest, tray_edges, tray_units
 from tests.support.dealing import deal, left_the_shoe
 from tests.support.riffles import a_shuffle
 
@@ -415,3 +415,12 @@ def test_a_stripped_tray_collected_by_hand_is_followed_better_over_the_tray() ->
         margins.append(best[True] - best[False])
     assert wins >= 6, margins
     assert sorted(margins)[4] > 2, margins  # median gain above e**2
+
+
+def test_tray_units_give_each_round_players_hand_then_bankers() -> None:
+    # written out plainly: a round with both hands is (Player's indices, Banker's indices)
+    # in the order dealt; a burned card, or a round with one hand only, is a plain list
+    places = [None, (1, "player"), (1, "banker"), (1, "player"), (1, "banker"), (1, "banker"),
+              None, (2, "banker"), (2, "player"), (2, "banker"), (2, "player"), (3, "player")]
+    want = [[0], ([1, 3], [2, 4, 5]), [6], ([8, 10], [7, 9]), [11]]
+    assert tray_units(places) == want
