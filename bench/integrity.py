@@ -108,13 +108,32 @@ def fresh_cards() -> list[str]:
     return [c.code for c in ALL_CARDS for _ in range(DECKS)]
 
 
-def run_shoe(state: Any, shoe: int, cards: list[str], orient: Callable[[str], str | None]):
-    """Feed one shoe through the projection; (state, alerts)."""
+def run_shoe(state: Any, shoe: int, cards: list[str], orient: Callable[[str], str | None],
+             ends: list[int] | None = None):
+    """Feed one shoe through the projection; (state, alerts). ``ends``, when given, gets
+    the cards that had left the shoe at each round's end (where the projection looks)."""
     found = []
     for ev in shoe_events(shoe, cards, orient):
         state, out = protect(state, ev)
         found += [e for e in out if isinstance(e, IntegrityAlert)]
+        if ends is not None and isinstance(ev, ResultConfirmed):
+            ends.append(len(state.sequence))
     return state, found
+
+
+def _pairs_worst(state: Any, ends: list[int]) -> float:
+    """The largest z of the projection's own pair counts (``state.pair_tests``, built at
+    its first look) over every look it made in the shoe just fed: what the alert compares
+    with ``shuffle_pairs_z``."""
+    from shoe_controller.game import shuffle_pairs as sp
+
+    if not state.pair_tests:
+        return -math.inf
+    dealt = state.sequence[: state.ended_cards] if state.ended else state.sequence
+    at = [m for m in ends if m <= len(dealt)
+          and sum(1 for c in dealt[:m] if c is not None) >= sp.MIN_CARDS]
+    return max((z for _, t in state.pair_tests for z, _, _ in t.looks(dealt, at)),
+               default=-math.inf)
 
 
 def riffle(cards: list[str], rng: random.Random) -> list[str]:
@@ -192,12 +211,13 @@ def discard_stack(cards: list[str], events: list[Any], by_hand: bool, rng: rando
     return out + cards[len(out):]
 
 
-def _fair_chunk(task: tuple[int, int, int]) -> dict[str, Any]:
+def _fair_chunk(task: tuple[int, int, int, bool]) -> dict[str, Any]:
     """Fair shoes ``first``..``first + count - 1`` (one chain: each shoe's previous is the
-    one before it), seeded by ``seed``."""
-    first, count, seed = task
+    one before it), seeded by ``seed``; with ``pairs``, the pair count on as well."""
+    first, count, seed, pairs = task
     rng = random.Random(seed)
-    state = initial_state(Rules(), CONFIG, salt=b"bench")
+    config = msgspec.structs.replace(CONFIG, shuffle_pairs=True) if pairs else CONFIG
+    state = initial_state(Rules(), config, salt=b"bench")
     alarms: Counter[str] = Counter()
     alarmed: list[int] = []
     fingerprints: list[tuple[int, ...]] = []
@@ -215,7 +235,10 @@ def _fair_chunk(task: tuple[int, int, int]) -> dict[str, Any]:
             return "down" if r.random() < p else "up"
 
         state = replace(state, known=FingerprintSet())  # repeats: measured by the caller
-        state, found = run_shoe(state, shoe, cards, orient)
+        ends: list[int] = []
+        state, found = run_shoe(state, shoe, cards, orient, ends)
+        if pairs:
+            worst["pairs z"] = max(worst.get("pairs z", -math.inf), _pairs_worst(state, ends))
         tests = {a.evidence["test"] for a in found if a.kind != "advantage"}
         alarms.update(tests)
         if tests:
@@ -242,14 +265,14 @@ def _fair_chunk(task: tuple[int, int, int]) -> dict[str, Any]:
 
 
 def fair_run(shoes: int, seed: int, workers: int = 1, budget: float = 0.0,
-             chunk: int = 250) -> None:
+             chunk: int = 250, pairs: bool = False) -> None:
     """False alarms in ``shoes`` fair shoes (chains of ``chunk`` shoes run in ``workers``
     processes; the repeat test is then measured here against every earlier shoe of the
     run). With a ``budget`` (seconds), stops taking results after it and reports the
     shoes done (a smaller ``chunk`` reports more often on a busy machine; the shoes
     differ with it: each chain is seeded by its first shoe)."""
     start = time.perf_counter()
-    tasks = [(first, min(chunk, shoes - first + 1), seed * 1_000_003 + first)
+    tasks = [(first, min(chunk, shoes - first + 1), seed * 1_000_003 + first, pairs)
              for first in range(1, shoes + 1, chunk)]
     alarms: Counter[str] = Counter()
     alarmed_shoes: set[int] = set()
@@ -259,7 +282,7 @@ def fair_run(shoes: int, seed: int, workers: int = 1, budget: float = 0.0,
     repeats_worst = 0
     done = 0
     with multiprocessing.Pool(workers) if workers > 1 else _Serial() as pool:
-        for (first, _n, _s), res in zip(tasks, pool.imap(_fair_chunk, tasks), strict=True):
+        for (first, _n, _s, _p), res in zip(tasks, pool.imap(_fair_chunk, tasks), strict=True):
             alarms.update(res["alarms"])
             peaks += res["weak_peaks"]
             for key, value in res["worst"].items():
@@ -290,14 +313,15 @@ def fair_run(shoes: int, seed: int, workers: int = 1, budget: float = 0.0,
           + f"   target <= 1e-4   [{elapsed:.0f} s, {workers} worker(s)]")
     for test in ("order_run", "suit_run", "adjacency_deck_order", "adjacency_previous_shoe",
                  "repeat", "shuffle_weak_previous_shoe", "shuffle_weak_new_deck_order",
-                 "edge_sorting"):
+                 *(("shuffle_pairs_previous_shoe",) if pairs else ()), "edge_sorting"):
         print(f"  {test:28s} false alarms {alarms[test]}")
     c = CONFIG
     limits = {"order_run": c.order_run_threshold, "suit_run": c.suit_run_threshold,
               "z deck order": c.adjacency_z, "z previous shoe": c.adjacency_z,
               "weak previous shoe": c.shuffle_weak_threshold,
               "weak new-deck order": c.shuffle_weak_threshold,
-              "repeat windows": c.repeat_min_windows, "edge p (min)": c.edge_sorting_alpha}
+              "repeat windows": c.repeat_min_windows, "edge p (min)": c.edge_sorting_alpha,
+              **({"pairs z": c.shuffle_pairs_z} if pairs else {})}
     print("  worst statistic over the fair shoes (alert threshold); shuffle_weak: the peak"
           " over every look of the shoe:")
     for name in limits:
@@ -1378,6 +1402,9 @@ def fit_truth_run(shoes: int, seed: int, riffles: int = 6, steps: int = 0) -> No
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shoes", type=int, default=1000, help="fair shoes (10000: full)")
+    parser.add_argument("--with-pairs", action="store_true",
+                        help="--shoes: the pair count on in the projection too (its alarms and "
+                             "its worst z over every look)")
     parser.add_argument("--stacked", type=int, default=20, help="shoes of each stacked kind")
     parser.add_argument("--weak", type=int, default=40,
                         help="shoes of each weak-shuffle kind (300: full)")
@@ -1451,7 +1478,7 @@ def main() -> None:
     if args.weak:
         weak_run(args.weak, args.seed, args.workers, args.fast)
     if args.shoes:
-        fair_run(args.shoes, args.seed, args.workers, args.budget, args.chunk)
+        fair_run(args.shoes, args.seed, args.workers, args.budget, args.chunk, args.with_pairs)
 
 
 if __name__ == "__main__":
