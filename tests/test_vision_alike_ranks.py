@@ -1,34 +1,44 @@
 """Two ranks of a deck printed alike: a deck whose jack is a B (a German deck's Bube; a
 Russian deck's В), much like its 8, at a small index (rank 20 px high at the
-calibrated scale). Issue 12: learning must succeed, and a misread must never happen.
+calibrated scale or less). Issue 12: learning must succeed, and a misread must never
+happen.
 
-This deck learns, but the reader misreads it: an 8H, guided range, read as JH with a
-pair margin of 0.58 (and another in the full range, 0.32), among 300 frames of its 8s
-and jacks each (`/work/notes/s11/vision/alike_read.py classic:0.6:B 50`: guided 294
-right, 5 "rank unclear", 1 wrong; full 292, 6, 1). The views the reader compares with
-do not cover what blur makes of an 8 this small (its waist smeared like a B's stem).
-Two attempts in session 11 did not fix it and were not landed: the pair decided on a
-finer canvas (40 x 60) for ranks learned alike (the guided misread gone, the full one
-not: its fine margin 0.58), and on top a margin learned from views between the learned
-ones (rejections 2 % -> 11 %, the full-range misread still there). Kept here, marked as
-a known failure, so that whoever fixes it sees it pass.
+Before the alike pairs were learned, three such designs misread (classic with J printed
+"B" at 0.6 of its rank height: 8H read as JH in 1 of 300 guided and 1 of 300
+full-range frames; classic with "В": 8H as JH; modern with "B" at 0.5: JH as 8H and JD
+as 8D), and rejected 2-4 % of their 8s and jacks as "rank unclear" (the reader's
+learned views do not cover what blur makes of an 8 this small: its waist smeared like
+a B's stem). Now the learner degrades every calibration crop across the camera range
+itself, finds the rank pairs that come close, and learns a discriminant with a
+rejection band per pair (:func:`index_learn._pair_discriminant`); the reader lets it
+decide between the two ranks of such a pair.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 
 import numpy as np
 import pytest
 
 from shoe_controller.sim import render
 from shoe_controller.sim.render import CALIBRATION, FULL, GUIDED, Pose
-from shoe_controller.vision.index_learn import learn_profile
+from shoe_controller.vision.index_learn import _pair_discriminant, learn_profile
 from shoe_controller.vision.index_reader import IndexReader
 from tests.support.vision_decks import verdict
 
-ALIKE = replace(render.design("classic"), rank_texts=(("J", "B"),),
-                rank_h=render.design("classic").rank_h * 0.6)
+#: (design, rank height as a share of the design's, the jack printed as, most frames of
+#: 300 rejected in the full range): the issue's 99 % is 3; modern at half its rank
+#: height rejects 4 (an index of the wrong size, and "rank unclear" for 8 vs J), below
+#: that target but never a misread
+ALIKE_DESIGNS = (("classic", 0.6, "B", 3), ("classic", 0.6, "\u0412", 3),
+                 ("modern", 0.5, "B", 4))
+
+
+def _design(style: str, k: float, text: str) -> render.Design:
+    base = render.design(style)
+    return replace(base, rank_texts=(("J", text),), rank_h=base.rank_h * k)
 
 
 def _frame(face: render.CardFace, deg: render.Degradation, seed: int) -> np.ndarray:
@@ -38,28 +48,63 @@ def _frame(face: render.CardFace, deg: render.Degradation, seed: int) -> np.ndar
     return render.degrade(render.compose_frame(face, pose, bg), deg, rng)
 
 
-def _calibration() -> dict[str, np.ndarray]:
+def _calibration(d: render.Design) -> dict[str, np.ndarray]:
     """One view per card at the calibrated pose (and the design's cut card)."""
     out = {}
     for i, code in enumerate((*render.CARD_CODES, "CUT")):
         rng = np.random.default_rng([0, i, 99])
         if code == "CUT":
-            img, mask = render._blank_face(ALIKE, ALIKE.cut_colour)
-            face = render._finish(img, mask, render.draw_face("AS", ALIKE).index_box)
+            img, mask = render._blank_face(d, d.cut_colour)
+            face = render._finish(img, mask, render.draw_face("AS", d).index_box)
         else:
-            face = render.draw_face(code, ALIKE)
+            face = render.draw_face(code, d)
         frame = render.compose_frame(face, Pose(), render.empty_background(rng))
         out[code] = render.degrade(frame, CALIBRATION, rng)
     return out
 
 
-@pytest.mark.xfail(strict=True, reason="known misread: an 8 read as a J printed B "
-                   "(docstring); not fixed in session 11")
-def test_an_eight_is_never_read_as_a_jack_printed_b() -> None:
-    reader = IndexReader(learn_profile(_calibration()))
-    for code in ("8S", "8H", "JS", "JH"):
-        face = render.draw_face(code, ALIKE)
-        for deg in (GUIDED, FULL):
+@lru_cache(maxsize=3)
+def _reader(style: str, k: float, text: str) -> IndexReader:
+    return IndexReader(learn_profile(_calibration(_design(style, k, text))))
+
+
+@pytest.mark.parametrize("spec", ALIKE_DESIGNS, ids=lambda s: f"{s[0]}-{s[1]}-J={s[2]!a}")
+def test_an_eight_and_a_jack_printed_like_it_are_never_confused(
+        spec: tuple[str, float, str, int]) -> None:
+    style, k, text, full_rejected = spec
+    reader = _reader(style, k, text)
+    d = _design(style, k, text)
+    assert "8J" in [p["ranks"] for p in reader.profile.geometry["alike_ranks"]]
+    for deg, most_rejected in ((GUIDED, 1), (FULL, full_rejected)):
+        rejected = 0
+        for code in ("8S", "8H", "8D", "JS", "JH", "JD"):
+            face = render.draw_face(code, d)
             for seed in range(50):
                 got = verdict(reader.read(_frame(face, deg, seed)))
                 assert got in (code, "REJECT"), (code, seed, got)
+                rejected += got == "REJECT"
+        # 300 frames per range: the issue's targets (99.9 % right guided, 99 % full)
+        assert rejected <= most_rejected, (deg, rejected)
+
+
+def test_a_pair_discriminant_reads_either_rank_only_clear_of_its_band() -> None:
+    """Two clouds of unit-norm views that differ in a few pixels, with noise: the
+    learned band has every view of each rank on its own side, and a view halfway
+    between the two means in it (neither rank)."""
+    rng = np.random.default_rng(5)
+    base = rng.normal(size=600)
+    step = np.zeros(600)
+    step[100:130] = 1.0
+    views = []
+    for sign in (1.0, -1.0):
+        x = base + sign * 0.6 * step + rng.normal(scale=0.3, size=(100, 600))
+        views.append(x / np.linalg.norm(x, axis=1, keepdims=True))
+    a, b = views
+    d = _pair_discriminant(a, b)
+    w, offset = np.array(d["w"]), float(d["offset"])
+    assert float(d["b_below"]) <= float(d["a_above"])
+    assert (a @ w - offset > float(d["a_above"])).mean() >= 0.99
+    assert (b @ w - offset < float(d["b_below"])).mean() >= 0.99
+    mid = 0.5 * (a.mean(axis=0) + b.mean(axis=0))
+    s = float(mid @ w) - offset
+    assert float(d["b_below"]) <= s <= float(d["a_above"])

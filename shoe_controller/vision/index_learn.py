@@ -30,6 +30,7 @@ was seen, what to do), and :func:`annotate` draws what was found on its frame.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -118,6 +119,8 @@ class LearnError(Exception):
         self.failures = failures or []
 
 
+#: A read-back rejected because two ranks are alike (the reader's reason names them).
+_ALIKE_UNCLEAR = re.compile(r"^rank unclear \(([A2-9TJQK]) vs ([A2-9TJQK])")
 _TODO_POSITION = ("put the card in the calibrated position with its index fully in view, "
                   "evenly lit and in focus, and take the frame again")
 
@@ -746,6 +749,8 @@ class DeckLearner:
             "rank_gap": max(rank_gap(x.found.ink or x.ink, x.found.rank)
                             for x in self.samples.values()),
             "part_lookalikes": lookalikes,
+            # alike rank pairs and what tells each apart (the reader's last word on them)
+            "alike_ranks": self._alike_ranks(geometry, crop, rank_t, rank_l),
             # where each rank starts (px from the crop's corner at the calibrated
             # scale, least and greatest over its suits): a rank that starts where no
             # other does is no left part of another
@@ -763,6 +768,58 @@ class DeckLearner:
             self.verify(profile)
         return profile
 
+    def _alike_ranks(self, geometry: Geometry, crop: list[int], rank_t: np.ndarray,
+                     rank_l: np.ndarray) -> list[dict[str, object]]:
+        """The deck's alike rank pairs and what tells each apart (issue 12: a jack
+        printed B against a small 8, a Q against an O-like glyph...). Every card's clean
+        crop is degraded across the camera range by the learner itself
+        (:func:`_camera_view`) and its rank matched as the reader does; two ranks are
+        alike when one is the best match of the other's views, or its close rival.
+        For each such pair, :func:`_pair_discriminant` on the two ranks' views."""
+        from shoe_controller.vision.index_reader import PAIR_CLOSE, _Templates
+
+        tm = _Templates(rank_t, rank_l, 13)
+        views: dict[int, list[np.ndarray]] = {}
+        pairs: set[tuple[int, int]] = set()
+        for code, smp in sorted(self.samples.items()):
+            r_i = RANK_CHARS.index(code[0])
+            # a seed of the card's own: the same calibration frames learn the same profile
+            rng = np.random.default_rng([ALL_CARDS.index(parse_card(code)), 12])
+            for _ in range(ALIKE_VIEWS):
+                view, scale, angle = _camera_view(smp.crop, rng, crop)
+                for darker, lines in attempts(geometry):
+                    ink = find_ink(view, min_part=_min_part(geometry), darker=darker,
+                                   lines=lines)
+                    if isinstance(ink, str):
+                        break
+                    found = locate(ink, geometry, box_cut=code in self.box_cut)
+                    if isinstance(found, Found):
+                        break
+                if isinstance(ink, str) or isinstance(found, str) or not _same_place(
+                        found, smp.found, scale, angle):
+                    continue
+                rv = glyph_vector(found.ink or ink, found.rank, RANK_CANVAS)
+                if rv is None:
+                    continue
+                views.setdefault(r_i, []).append(rv)
+                q = rv - tm.mean
+                q /= max(float(np.linalg.norm(q)), 1e-9)
+                res = tm._best(tm.res @ q)
+                grp = int(np.argmax(res.max(axis=1)))
+                sc = res[grp]
+                order = np.argsort(sc)[::-1]
+                close = [int(c) for c in order[:3] if sc[order[0]] - sc[c] < PAIR_CLOSE]
+                for c in close:
+                    if c != r_i:
+                        pairs.add((min(c, r_i), max(c, r_i)))
+        out: list[dict[str, object]] = []
+        for a, b in sorted(pairs):
+            if len(views.get(a, ())) < 4 or len(views.get(b, ())) < 4:
+                continue
+            d = _pair_discriminant(np.array(views[a]), np.array(views[b]))
+            out.append({"ranks": RANK_CHARS[a] + RANK_CHARS[b], **d})
+        return out
+
     def verify(self, profile: Profile) -> None:
         """Read every calibration frame back; :class:`LearnError` lists any that fail."""
         from shoe_controller.vision.index_reader import IndexReader
@@ -779,9 +836,13 @@ class DeckLearner:
                 smp = self.samples.get(label)
                 boxes = (("rank", smp.found.rank_box), ("suit", smp.found.suit_box)) if smp \
                     else ()
-                bad.append(LearnFailure(label, f"read back as {_describe(got)}",
-                                        "check the frame shows this card; " + _TODO_POSITION,
-                                        boxes))
+                alike = _ALIKE_UNCLEAR.search(got.reason or "") if got.kind == "reject" \
+                    else None
+                todo = ("check the frame shows this card; " + _TODO_POSITION if alike is None
+                        else f"this deck prints its {alike[1]} and {alike[2]} alike: take "
+                        f"the frames of both ranks again, in sharp focus and evenly lit, "
+                        f"so that what sets them apart is learned")
+                bad.append(LearnFailure(label, f"read back as {_describe(got)}", todo, boxes))
         if bad:
             raise LearnError("the learned deck does not read back: "
                              + "; ".join(f.line() for f in bad), bad)
@@ -869,6 +930,65 @@ def _vector(smp: _Sample, kind: str) -> np.ndarray | None:
     if kind == "rank":
         return glyph_vector(smp.ink, smp.found.rank, RANK_CANVAS)
     return glyph_vector(smp.ink, smp.found.suit, SUIT_CANVAS)
+
+
+
+#: Synthesised camera views per calibration card for learning alike rank pairs: the
+#: learner's own degradation of the clean crop across DESIGN.md's "Camera frames" range
+#: (scale 0.85-1.15, motion blur up to 6 px, defocus up to sigma 1.3, uneven light and
+#: brightness 0.7-1.1, sensor noise up to sigma 8, JPEG quality 50-95), and the small
+#: turn left after the reader sets the crop upright.
+ALIKE_VIEWS = 24
+#: The rejection band of an alike pair is widened beyond the synthesised views' spread
+#: by this many pooled standard deviations of their projections (the learned margin).
+ALIKE_MARGIN_SD = 0.5
+
+
+def _camera_view(crop: np.ndarray, rng: np.random.Generator, size: list[int]
+                 ) -> tuple[np.ndarray, float, float]:
+    """``crop`` as the camera may see it anywhere in the full range (see ALIKE_VIEWS),
+    with the scale and turn it was given."""
+    scale, angle = float(rng.uniform(0.85, 1.15)), float(rng.uniform(-3.0, 3.0))
+    view = _view(crop, scale, angle, float(rng.uniform(0.0, 6.0)),
+                 float(rng.uniform(0.0, 1.3)), size)
+    h, w = view.shape[:2]
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    d = rng.normal(size=2)
+    d /= float(np.linalg.norm(d)) + 1e-9
+    ramp = ((xx / w - 0.5) * d[0] + (yy / h - 0.5) * d[1]) * float(rng.uniform(0.0, 0.45))
+    field = (1.0 + ramp) * float(rng.uniform(0.7, 1.1))
+    out = view.astype(np.float32)
+    out *= field[..., None] if out.ndim == 3 else field
+    out += rng.standard_normal(out.shape).astype(np.float32) * float(rng.uniform(0.0, 8.0))
+    img = np.clip(out + 0.5, 0, 255).astype(np.uint8)
+    _ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(50, 96))])
+    return cv2.imdecode(buf, cv2.IMREAD_UNCHANGED), scale, angle
+
+
+def _pair_discriminant(a: np.ndarray, b: np.ndarray) -> dict[str, object]:
+    """What tells two alike ranks apart, from synthesised views of each (rows): Fisher's
+    linear discriminant (the difference of their mean views through the inverse of the
+    views' spread within each rank, the spread shrunk halfway to its average so that
+    600 pixels are not fitted to 100 views), and a band of projections where neither
+    is clearly the one. A frame is read as ``a`` only above the band, as ``b`` only
+    below it. The band runs from the least projection of an ``a`` view to the greatest
+    of a ``b`` view when the two overlap, or is the point halfway between them when
+    they do not, widened either way by ``ALIKE_MARGIN_SD`` standard deviations of the
+    views' projections within a rank (the pair's learned margin)."""
+    ma, mb = a.mean(axis=0), b.mean(axis=0)
+    x = np.vstack([a - ma, b - mb]).astype(np.float64)
+    spread = x.T @ x / len(x)
+    spread += float(np.trace(spread)) / len(spread) * np.eye(len(spread))
+    w = np.linalg.solve(spread, (ma - mb).astype(np.float64))
+    w /= max(float(np.linalg.norm(w)), 1e-12)
+    offset = float(w @ (0.5 * (ma + mb)))
+    sa, sb = a @ w - offset, b @ w - offset
+    sd = math.sqrt(0.5 * (float(sa.var()) + float(sb.var())))
+    lo, hi = float(sa.min()), float(sb.max())
+    mid = 0.5 * (lo + hi)
+    return {"w": [float(v) for v in w], "offset": offset,
+            "a_above": max(hi, mid) + ALIKE_MARGIN_SD * sd,
+            "b_below": min(lo, mid) - ALIKE_MARGIN_SD * sd}
 
 
 def _min_part(g: Geometry) -> int:

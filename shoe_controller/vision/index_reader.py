@@ -134,6 +134,12 @@ class IndexReader:
         g, c, t = profile.geometry, profile.colours, profile.thresholds
         self._geometry = Geometry.from_json(g)
         self._ranks = _Templates(profile.rank_templates, profile.rank_labels, 13)
+        # the deck's alike rank pairs, each with what tells it apart (learned from the
+        # calibration views degraded across the camera range): the last word on them
+        for d in g.get("alike_ranks") or []:
+            a, b = (RANK_CHARS.index(ch) for ch in str(d["ranks"]))
+            self._ranks.alike[(a, b)] = (np.asarray(d["w"], np.float32), float(d["offset"]),
+                                         float(d["a_above"]), float(d["b_below"]))
         box_group = (int(g["box_group"]) if g.get("box_cut") and "box_group" in g
                      else None)
         # the deck's average suit glyph from the clean glyphs alone
@@ -817,6 +823,8 @@ class _Templates:
                 if b > a:
                     self.centres[gi, k] = t[a:b].mean(axis=0)
         self.n = n
+        #: learned alike pairs (a < b): (weights, offset, a only above, b only below)
+        self.alike: dict[tuple[int, int], tuple[np.ndarray, float, float, float]] = {}
 
     def _best(self, scores: np.ndarray) -> np.ndarray:
         b = np.maximum.reduceat(scores, self.starts).reshape(self.groups, self.n)
@@ -875,8 +883,22 @@ class _Templates:
         if top_raw != c1 and top_raw not in rivals:
             rivals.append(top_raw)
         margin = t[f"{kind}_pair_margin"]
+        # the best two (or a close rival) a pair learned alike: its discriminant has the
+        # last word (it must say the best too, clear of the band where the two overlap);
+        # the pair test is not asked about such a pair, whose views it cannot tell apart
+        # by the margin (a small 8 and a B at 0.28 apart, clean)
+        alike = [c for c in {order[1], *rivals} if (min(c1, c), max(c1, c)) in self.alike]
         for c in rivals:
+            if c in alike:
+                continue
             pm = self.pair(g, grp, c1, c)
             if pm < margin:
                 return (3, f"{kind} unclear ({names[c1]} vs {names[c]}: {pm:.2f} apart)")
+        for c in alike:
+            key = (min(c1, c), max(c1, c))
+            w, offset, a_above, b_below = self.alike[key]
+            s = float(w @ g) - offset
+            if (s <= a_above) if c1 == key[0] else (s >= b_below):
+                return (3, f"{kind} unclear ({names[c1]} vs {names[c]}, printed alike: "
+                           f"{s:.3f} between {b_below:.3f} and {a_above:.3f})")
         return (c1, r1)
