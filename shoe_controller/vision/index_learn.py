@@ -781,6 +781,7 @@ class DeckLearner:
         tm = _Templates(rank_t, rank_l, 13)
         views: dict[int, list[np.ndarray]] = {}
         pairs: set[tuple[int, int]] = set()
+        closest: dict[tuple[int, int], float] = {}
         for code, smp in sorted(self.samples.items()):
             r_i = RANK_CHARS.index(code[0])
             # a seed of the card's own: the same calibration frames learn the same profile
@@ -810,8 +811,16 @@ class DeckLearner:
                 order = np.argsort(sc)[::-1]
                 close = [int(c) for c in order[:3] if sc[order[0]] - sc[c] < PAIR_CLOSE]
                 for c in close:
-                    if c != r_i:
-                        pairs.add((min(c, r_i), max(c, r_i)))
+                    if c == r_i:
+                        continue
+                    # alike: the pair test cannot keep the two apart on this view (it
+                    # would reject it, or the other rank is the better match)
+                    pm = tm.pair(rv, grp, r_i, c)
+                    key = (min(c, r_i), max(c, r_i))
+                    closest[key] = min(closest.get(key, 9.0), pm)
+                    if pm < ALIKE_PAIR or int(order[0]) != r_i:
+                        pairs.add(key)
+        self.alike_closest = closest
         out: list[dict[str, object]] = []
         for a, b in sorted(pairs):
             if len(views.get(a, ())) < 4 or len(views.get(b, ())) < 4:
@@ -939,6 +948,10 @@ def _vector(smp: _Sample, kind: str) -> np.ndarray | None:
 #: brightness 0.7-1.1, sensor noise up to sigma 8, JPEG quality 50-95), and the small
 #: turn left after the reader sets the crop upright.
 ALIKE_VIEWS = 24
+#: Two ranks are alike when on a synthesised view of one the pair test puts it less
+#: than this nearer its own views than the other's (the reader's ``rank_pair_margin``
+#: is 0.3), or the other is the best match.
+ALIKE_PAIR = 0.3
 #: The rejection band of an alike pair is widened beyond the synthesised views' spread
 #: by this many pooled standard deviations of their projections (the learned margin).
 ALIKE_MARGIN_SD = 0.5
