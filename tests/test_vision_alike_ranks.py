@@ -24,7 +24,12 @@ import pytest
 
 from shoe_controller.sim import render
 from shoe_controller.sim.render import CALIBRATION, FULL, GUIDED, Pose
-from shoe_controller.vision.index_learn import _pair_discriminant, learn_profile
+from shoe_controller.vision.index_learn import (
+    DeckLearner,
+    LearnError,
+    _pair_discriminant,
+    learn_profile,
+)
 from shoe_controller.vision.index_reader import IndexReader
 from tests.support.vision_decks import verdict
 
@@ -108,3 +113,21 @@ def test_a_pair_discriminant_reads_either_rank_only_clear_of_its_band() -> None:
     mid = 0.5 * (a.mean(axis=0) + b.mean(axis=0))
     s = float(mid @ w) - offset
     assert float(d["b_below"]) <= s <= float(d["a_above"])
+
+
+def test_a_deck_refused_for_two_alike_ranks_names_them_and_says_what_to_do() -> None:
+    """A learned pair whose band takes in every view (as if the two ranks' calibration
+    frames were too blurred to tell apart): the read-back refuses the deck, naming the
+    two ranks and what to do, not only "rank unclear"."""
+    learner = DeckLearner()
+    learner.add_all(_calibration(_design("classic", 0.6, "B")))
+    profile = learner.profile(verify=False)
+    pairs = [dict(p, a_above=1e9, b_below=-1e9) if p["ranks"] == "8J" else p
+             for p in profile.geometry["alike_ranks"]]
+    blind = replace(profile, geometry={**profile.geometry, "alike_ranks": pairs})
+    with pytest.raises(LearnError) as err:
+        learner.verify(blind)
+    lines = [f.line() for f in err.value.failures]
+    assert lines and all("this deck prints its 8 and J alike" in line and "focus" in line
+                         for line in lines), lines
+    assert {f.code[0] for f in err.value.failures} <= {"8", "J"}

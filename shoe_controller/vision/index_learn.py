@@ -847,10 +847,13 @@ class DeckLearner:
                     else ()
                 alike = _ALIKE_UNCLEAR.search(got.reason or "") if got.kind == "reject" \
                     else None
-                todo = ("check the frame shows this card; " + _TODO_POSITION if alike is None
-                        else f"this deck prints its {alike[1]} and {alike[2]} alike: take "
-                        f"the frames of both ranks again, in sharp focus and evenly lit, "
-                        f"so that what sets them apart is learned")
+                if alike is None:
+                    todo = "check the frame shows this card; " + _TODO_POSITION
+                else:
+                    first, second = sorted(alike.groups(), key=RANK_CHARS.index)
+                    todo = (f"this deck prints its {first} and {second} alike: take the "
+                            "frames of both ranks again, in sharp focus and evenly lit, so "
+                            "that what sets them apart is learned")
                 bad.append(LearnFailure(label, f"read back as {_describe(got)}", todo, boxes))
         if bad:
             raise LearnError("the learned deck does not read back: "
