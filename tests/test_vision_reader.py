@@ -268,14 +268,16 @@ def test_bad_profiles_give_clear_errors(profiles: dict, tmp_path: Path) -> None:
     with pytest.raises(ProfileError, match=f"profile version {PROFILE_VERSION + 1}"):
         load_profile(newer)
     # profiles of older readers (version 1; version 2, whose cut card was its hue
-    # alone): refused, saying why and to learn again
-    for version in (1, 2):
+    # alone; version 3, without the deck's alike rank pairs): refused, saying why and to
+    # learn again
+    for version in (1, 2, 3):
         meta["version"] = version
         arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
         old = tmp_path / f"old{version}.npz"
         np.savez(old, **arrays)
         with pytest.raises(ProfileError, match=rf"version {version}, this software reads "
-                                               r"version 3 .*how light the cut card is"
+                                               r"version 4 .*how light the cut card is"
+                                               r".*which ranks it prints alike"
                                                r".*learn the deck again"):
             load_profile(old)
     # templates missing

@@ -15,11 +15,14 @@ One file (a NumPy ``.npz`` archive) holding a JSON header and the template array
 - ``suit_templates`` (M, d) and ``suit_labels`` (M,), suit 0..3 for S H D C + 4 * blur,
   likewise.
 
-Version 3 (this one) stores each cut card's lightness beside its chromaticity
-(``colours.cut_lightness``: a plain card of the cut card's hue but far lighter or darker
-is no cut card); version 2 stored many views per glyph and the suit colours relative to
-the paper, but the cut card by its hue alone. Older profiles are refused with a message
-to learn the deck again.
+Version 4 (this one) stores the deck's alike rank pairs (``geometry.alike_ranks``: two
+ranks printed alike, such as a jack printed B and a small 8, each pair with the
+discriminant the reader decides it by; a version-3 profile of such a deck would read it
+without that check, so it is refused too); version 3 stored each cut card's lightness
+beside its chromaticity (``colours.cut_lightness``: a plain card of the cut card's hue but
+far lighter or darker is no cut card); version 2 stored many views per glyph and the
+suit colours relative to the paper, but the cut card by its hue alone. Older profiles
+are refused with a message to learn the deck again.
 
 A profile may hold camera settings only (``shoe-calibrate camera`` runs before
 ``learn``); :meth:`Profile.require_deck` says so clearly when a reader needs the deck.
@@ -64,7 +67,7 @@ __all__ = [
 
 FORMAT = "smart-shoe-vision-profile"
 #: Bumped whenever the meaning of a stored field changes; older files are refused.
-PROFILE_VERSION = 3
+PROFILE_VERSION = 4
 
 #: Reader thresholds: a read needs both glyphs' best match (normalized correlation
 #: with the nearest learned view) above ``min_score``, and by what sets the glyph apart
@@ -194,7 +197,8 @@ def load_profile(path: str | os.PathLike[str]) -> Profile:
             f"{path}: profile version {version!r}, this software reads version "
             f"{PROFILE_VERSION}"
             + (" (the index reader learns more of the deck now: since version 3 also how "
-               "light the cut card is)" if old else "")
+               "light the cut card is, since version 4 which ranks it prints alike)"
+               if old else "")
             + "; learn the deck again with `shoe-calibrate learn --images DIR --out "
             f"{path}`"
         )
