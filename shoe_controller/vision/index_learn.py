@@ -635,22 +635,11 @@ class DeckLearner:
             lays = []
             for scale, angle, motion, sigma in AUGMENTATIONS:
                 view = _view(smp.crop, scale, angle, motion, sigma, crop)
-                # as the reader does: parts joined by blur (the rank to the card's
-                # printed edge) are tried again with a darker threshold, then with
-                # the printed lines taken out
-                for darker, lines in attempts(geometry):
-                    ink = find_ink(view, min_part=_min_part(geometry), darker=darker,
-                                   lines=lines)
-                    if isinstance(ink, str):
-                        break
-                    found = locate(ink, geometry, box_cut=code in self.box_cut)
-                    if isinstance(found, Found):
-                        break
-                if isinstance(ink, str) or isinstance(found, str) or not _same_place(
-                        found, smp.found, scale, angle):
+                located = _locate_view(view, geometry, code in self.box_cut, smp.found,
+                                       scale, angle)
+                if located is None:
                     continue
-                if found.ink is not None:
-                    ink = found.ink  # the suit was cut out of the court art joined to it
+                ink, found = located
                 rv = glyph_vector(ink, found.rank, RANK_CANVAS)
                 sv = glyph_vector(ink, found.suit, SUIT_CANVAS)
                 if rv is None or sv is None:
@@ -788,18 +777,12 @@ class DeckLearner:
             rng = np.random.default_rng([ALL_CARDS.index(parse_card(code)), 12])
             for _ in range(ALIKE_VIEWS):
                 view, scale, angle = _camera_view(smp.crop, rng, crop)
-                for darker, lines in attempts(geometry):
-                    ink = find_ink(view, min_part=_min_part(geometry), darker=darker,
-                                   lines=lines)
-                    if isinstance(ink, str):
-                        break
-                    found = locate(ink, geometry, box_cut=code in self.box_cut)
-                    if isinstance(found, Found):
-                        break
-                if isinstance(ink, str) or isinstance(found, str) or not _same_place(
-                        found, smp.found, scale, angle):
+                located = _locate_view(view, geometry, code in self.box_cut, smp.found,
+                                       scale, angle)
+                if located is None:
                     continue
-                rv = glyph_vector(found.ink or ink, found.rank, RANK_CANVAS)
+                ink, found = located
+                rv = glyph_vector(ink, found.rank, RANK_CANVAS)
                 if rv is None:
                     continue
                 views.setdefault(r_i, []).append(rv)
@@ -1020,6 +1003,25 @@ def _view(crop: np.ndarray, scale: float, angle: float, motion: float, sigma: fl
     out = cv2.warpAffine(crop, m, (int(size[0]), int(size[1])), flags=cv2.INTER_LINEAR,
                          borderMode=cv2.BORDER_REPLICATE)
     return blurred(out, motion, sigma) if motion or sigma else out
+
+
+def _locate_view(view: np.ndarray, geometry: Geometry, box_cut: bool, clean: Found,
+                 scale: float, angle: float) -> tuple[Ink, Found] | None:
+    """The ink and the index of a synthesised view of a calibration card, found as the
+    reader finds them (parts joined by blur, the rank to the card's printed edge, are
+    tried again with a darker threshold, then with the printed lines taken out), or
+    None when none is found or not where the clean view's index is. The ink is the one
+    the parts are of: a suit cut out of court art joined to it has its own."""
+    for darker, lines in attempts(geometry):
+        ink = find_ink(view, min_part=_min_part(geometry), darker=darker, lines=lines)
+        if isinstance(ink, str):
+            return None
+        found = locate(ink, geometry, box_cut=box_cut)
+        if isinstance(found, Found):
+            break
+    if isinstance(found, str) or not _same_place(found, clean, scale, angle):
+        return None
+    return (found.ink if found.ink is not None else ink), found
 
 
 def _same_place(found: Found, clean: Found, scale: float, angle: float) -> bool:
