@@ -28,9 +28,6 @@ from functools import lru_cache
 import cv2
 import numpy as np
 
-#: Normalized glyph canvases (height, width): rank and suit.
-RANK_CANVAS = (32, 64)
-SUIT_CANVAS = (24, 32)
 #: Downscale factor for finding the card.
 SMALL = 4
 #: The crop starts this many pixels outside the estimated corner.
