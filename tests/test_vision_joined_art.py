@@ -41,3 +41,22 @@ def test_court_cards_under_strong_blur_read_or_are_rejected(bellot: IndexReader)
     assert all(v in (code, "REJECT") for code, v in got), got
     reads = {c: sum(v == c for code, v in got if code == c) for c in dict(got)}
     assert reads["KC"] >= 11 and min(reads[c] for c in ("KH", "KD", "QC", "JC")) >= 11, reads
+
+
+def test_a_spade_under_a_gold_knob_is_cut_from_its_black(bellot: IndexReader) -> None:
+    """KS, whose index spade is covered in part by the sceptre's gold knob (one ink part
+    in the darkest channel, cut along the suit box): the cut keeps what is dark in every
+    channel, the spade, not the knob. 40 guided and 40 full-range frames of seed 4711
+    (never used in tuning): all read KS (27 and 22 did before, the rest "suit unclear");
+    no other king is read as another card."""
+    for deg in (render.GUIDED, render.FULL):
+        got = [verdict(bellot.read(render.render_frame("KS", BELLOT, deg,
+                                                        4711 * 1_000_003 + i)[0]))
+               for i in range(40)]
+        assert set(got) <= {"KS", "REJECT"}, got
+        assert got.count("KS") >= 38, got
+    for code in ("KC", "KH", "KD"):
+        got = [verdict(bellot.read(render.render_frame(code, BELLOT, render.FULL,
+                                                        4711 * 1_000_003 + i)[0]))
+               for i in range(20)]
+        assert set(got) <= {code, "REJECT"}, (code, got)

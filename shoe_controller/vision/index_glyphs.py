@@ -1167,7 +1167,8 @@ def cut_box(ink: Ink, box: tuple[float, float, float, float], exclude: list[int]
     returned). None unless that part fills ``BOX_FILL`` of the box and runs well out of
     it (joined to something: a part of its own is found as it is). What is cut is a
     suit glyph with part of the art in it: only a card the deck learned so is read from
-    it (the match against that card's learned views decides, never a guess).
+    it (the match against that card's learned views decides, never a guess). In a
+    colour crop, art of another colour than a black suit is left out of the cut.
 
     >>> img = np.full((60, 40), 230, np.uint8)
     >>> img[10:22, 10:22] = 20            # a "suit" ...
@@ -1185,6 +1186,19 @@ def cut_box(ink: Ink, box: tuple[float, float, float, float], exclude: list[int]
     >>> cut_box(Ink(img, img, lab, st, cen, np.array([False, False]), 230.0, 128.0),
     ...         (10, 10, 22, 22), []) is None
     True
+
+    In colour, a gold knob (light in its red and green channels) over the foot of a
+    black suit is left out: what is cut is the suit's black.
+
+    >>> bgr = np.full((60, 40, 3), 230, np.uint8)
+    >>> bgr[10:22, 10:22] = 20                  # a black "suit" ...
+    >>> bgr[18:60, 14:24] = (20, 160, 210)      # ... a gold knob over its foot
+    >>> grey = bgr.min(axis=2)
+    >>> n, lab, st, cen = cv2.connectedComponentsWithStats((grey < 128).view(np.uint8))
+    >>> new, i = cut_box(Ink(bgr, grey, lab, st, cen, np.array([False, True]), 230.0, 128.0),
+    ...                  (10, 10, 22, 22), [])
+    >>> new.stats[i, :4].tolist(), int(new.stats[i, 4]) < 12 * 12
+    ([10, 10, 12, 12], True)
     """
     lab, st = ink.labels, ink.stats
     h, w = lab.shape
@@ -1207,6 +1221,14 @@ def cut_box(ink: Ink, box: tuple[float, float, float, float], exclude: list[int]
     if px >= x0 - m and py >= y0 - m and px + pw <= x1 + m and py + ph <= y1 + m:
         return None
     sel = inner == j
+    if ink.crop.ndim == 3:
+        # art of another colour than a black suit (a gold knob over a spade): of the
+        # part, what is dark in every channel, its largest piece, when that is enough
+        # of the box (a red or blue suit is light in some channel: cut as it is)
+        dark = (ink.crop[by0:by1, bx0:bx1].max(axis=2) <= ink.threshold) & sel
+        if np.count_nonzero(dark) >= 0.5 * BOX_FILL * inner.size:
+            _n, pieces, pst, _c = cv2.connectedComponentsWithStats(dark.view(np.uint8))
+            sel = pieces == 1 + int(np.argmax(pst[1:, cv2.CC_STAT_AREA]))
     ys, xs = np.nonzero(sel)
     new_id = len(st)
     labels = lab.copy()
