@@ -1168,7 +1168,8 @@ def cut_box(ink: Ink, box: tuple[float, float, float, float], exclude: list[int]
     it (joined to something: a part of its own is found as it is). What is cut is a
     suit glyph with part of the art in it: only a card the deck learned so is read from
     it (the match against that card's learned views decides, never a guess). In a
-    colour crop, art of another colour than a black suit is left out of the cut.
+    colour crop, art of another colour than a black suit, and the art's thin dark
+    outline, are left out of the cut.
 
     >>> img = np.full((60, 40), 230, np.uint8)
     >>> img[10:22, 10:22] = 20            # a "suit" ...
@@ -1223,10 +1224,12 @@ def cut_box(ink: Ink, box: tuple[float, float, float, float], exclude: list[int]
     sel = inner == j
     if ink.crop.ndim == 3:
         # art of another colour than a black suit (a gold knob over a spade): of the
-        # part, what is dark in every channel, its largest piece, when that is enough
-        # of the box (a red or blue suit is light in some channel: cut as it is)
+        # part, what is dark in every channel, less the art's thin dark outline (an
+        # opening), its largest piece, when that is enough of the box (a red or blue
+        # suit is light in some channel: cut as it is)
         dark = (ink.crop[by0:by1, bx0:bx1].max(axis=2) <= ink.threshold) & sel
         if np.count_nonzero(dark) >= 0.5 * BOX_FILL * inner.size:
+            dark = cv2.morphologyEx(dark.view(np.uint8), cv2.MORPH_OPEN, _K3).view(bool)
             _n, pieces, pst, _c = cv2.connectedComponentsWithStats(dark.view(np.uint8))
             sel = pieces == 1 + int(np.argmax(pst[1:, cv2.CC_STAT_AREA]))
     ys, xs = np.nonzero(sel)
