@@ -590,7 +590,8 @@ class IndexReader:
             zone = ink.labels[ry0:ry1, zx0:rx0]
             st = ink.stats
             ids = np.unique(zone[zone != 0]).tolist()
-            if any(st[i, 0] == 0 and not ink.keep[i] for i in ids):
+            if any(st[i, 0] == 0 and not ink.keep[i] and not _card_edge(ink.labels, i, ry0, ry1)
+                   for i in ids):
                 return True
         if right and not free_x and self._rank_lefts:
             # the corner known along x: the rank is the left part of another only if
@@ -741,6 +742,58 @@ class IndexReader:
             if not low <= v <= high:
                 return f"{name} not as learned for {card.code}"
         return ""
+
+
+#: How far (px) the dark beyond the card's own edge may reach further into the crop in
+#: a rank's rows than along the rest of that edge (a straight edge, turned a little)
+EDGE_BULGE = 3
+
+
+def _card_edge(labels: np.ndarray, part: int, ry0: int, ry1: int) -> bool:
+    """Is ``part`` (of ``labels``, running into the crop's free left side) the dark
+    beyond the card's own edge, with nothing joined to it beside the rank's rows
+    ``ry0:ry1``? A solid band from the crop's left side in every row from a rank's
+    height above those rows to a rank's height below (where the crop has them, half a
+    rank's height each way at least), whose right end in the rank's rows is no more
+    than ``EDGE_BULGE`` px further right than the edge's (the lower quartile of its
+    right ends in the other rows: a rounded corner above or a suit joined below only
+    reach further). The card's edge in view beside the rank, nothing of a rank can be
+    out of view there: a 1 printed left of the rank is between them, in view, and a 1
+    blur joined to the edge makes it reach further in the rank's rows.
+
+    >>> lab = np.zeros((90, 40), np.int32)
+    >>> lab[:, :5] = 1                     # the interior beyond the card's edge
+    >>> _card_edge(lab, 1, 30, 60)
+    True
+    >>> lab[30:60, 8:12] = 1               # a 1 joined to it by blur
+    >>> lab[30:60, 5:8] = 1
+    >>> _card_edge(lab, 1, 30, 60)
+    False
+    >>> _card_edge(lab[25:], 1, 5, 35)     # too little of the edge above the rank
+    False
+    """
+    h = labels.shape[0]
+    rh = ry1 - ry0
+    col = labels[:, 0] == part
+    if not col[ry0:ry1].all():
+        return False
+    # the rows next to the rank's where the band goes on (the crop's painted top, the
+    # frame's edge or a paper row ends it), a rank's height each way at most
+    y0 = ry0
+    while y0 > max(0, ry0 - rh) and col[y0 - 1]:
+        y0 -= 1
+    y1 = ry1
+    while y1 < min(h, ry1 + rh) and col[y1]:
+        y1 += 1
+    if ry0 - y0 < rh // 2 or y1 - ry1 < rh // 2:
+        return False
+    band = labels[y0:y1] == part
+    # each row's right end of the band run from the left side (the first column that
+    # is not the part, less one)
+    ends = np.argmin(np.concatenate([band, np.zeros((y1 - y0, 1), bool)], axis=1), axis=1)
+    inner = ends[ry0 - y0:ry1 - y0]
+    other = np.concatenate([ends[:ry0 - y0], ends[ry1 - y0:]])
+    return int(inner.max()) <= float(np.percentile(other, 25)) + EDGE_BULGE
 
 
 _LAYOUT_NAMES = ("rank width", "suit size", "suit place", "suit place", "suit width")
