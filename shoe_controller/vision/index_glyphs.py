@@ -639,11 +639,14 @@ class Ink:
     keep: np.ndarray  # bool per label
     paper: float  # grey level of the paper (darkest channel)
     threshold: float
+    #: the rows (from the top) in which the card's own edge, along a free x axis, was
+    #: painted out (:func:`find_ink`'s ``edge``); 0 when it was not
+    edge_rows: int = 0
 
 
 def find_ink(crop: np.ndarray, min_part: int, min_contrast: float = 20.0,
              free: tuple[bool, bool] = (False, False), darker: float = 0.0,
-             lines: int = 0) -> Ink | str:
+             lines: int = 0, edge: bool = False) -> Ink | str:
     """The ink parts of an upright corner crop, or why there are none.
 
     The darkest channel makes red, black, blue and green ink all dark; Otsu's threshold
@@ -655,7 +658,13 @@ def find_ink(crop: np.ndarray, min_part: int, min_contrast: float = 20.0,
     moves the threshold that share of the way towards the ink (parts joined by blur
     come apart). ``lines`` (px, 0: not done): printed lines are taken out of the ink
     before its parts are found (:func:`remove_lines`: a frame line of the court
-    picture that blur joined to the index would take the glyph with it).
+    picture that blur joined to the index would take the glyph with it). ``edge`` (only
+    along a free x axis with y known): the card's own left edge, in view from the
+    painted top down (the crop's side darker than 0.6 of the paper in each row: the
+    region ran into the frame's border further down, and the axis was free), is painted
+    out all the same in those rows (:attr:`Ink.edge_rows`), up to 2 px past its straight
+    line (the lower quartile of the dark's reach over those rows: a rounded corner or a
+    glyph joined by blur reaches further); when it is not in view there, why not.
     """
     ink = channel_min(crop)
     if ink is crop:  # a grey crop: paint on a copy
@@ -675,6 +684,20 @@ def find_ink(crop: np.ndarray, min_part: int, min_contrast: float = 20.0,
         tx = first_median_above(ink[h // 5:, :n], 0, 0.6 * light)
         ink[:, :max(e, tx + 3)] = np.uint8(light)
     if not (free[0] or free[1]):
+        np.copyto(ink, np.uint8(light), where=_corner_triangle((h, w), max(2 * e, tx + ty) + 8))
+    edge_rows = 0
+    if edge:
+        top = max(e, ty + 3)
+        side = ink[top:, 0] <= 0.6 * light
+        run = int(np.argmin(np.append(side, False)))  # rows of the band from the top
+        if free[1] or not free[0] or run < n:
+            return "the card's edge is not in view by the index"
+        edge_rows = top + run
+        dark = ink[top:edge_rows, :n] <= 0.6 * light
+        # each row's dark run from the crop's side: where the first paper-light pixel is
+        reach = np.argmin(np.concatenate([dark, np.zeros((run, 1), bool)], axis=1), axis=1)
+        tx = int(np.percentile(reach, 25)) + 2
+        ink[:edge_rows, :tx] = np.uint8(light)
         np.copyto(ink, np.uint8(light), where=_corner_triangle((h, w), max(2 * e, tx + ty) + 8))
     thr, _ = cv2.threshold(ink, 0, 255, cv2.THRESH_BINARY_INV | cv2.THRESH_OTSU)
     # the paper: ink > thr (an 8-bit threshold compares as that); the mean over no pixel
@@ -701,7 +724,7 @@ def find_ink(crop: np.ndarray, min_part: int, min_contrast: float = 20.0,
     if free[1]:
         keep &= y > 0
     keep[0] = False
-    return Ink(crop, ink, labels, stats, centroids, keep, paper, float(thr))
+    return Ink(crop, ink, labels, stats, centroids, keep, paper, float(thr), edge_rows)
 
 
 def attempts(g: Geometry) -> tuple[tuple[float, int], ...]:

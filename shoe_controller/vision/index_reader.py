@@ -376,9 +376,43 @@ class IndexReader:
             # the rank, glyphs joined by blur): the crop is looked at the next way
             if failed is None or got[0] > failed[0]:
                 failed = got  # type: ignore[assignment]
+        if free[0] and not free[1] and whole:
+            got = self._read_by_the_card_edge(crop, free, down)
+            if got is not None:
+                return got
         if failed is not None:
             return failed
         return (1, found if isinstance(found, str) else "no index found")
+
+    def _read_by_the_card_edge(self, crop: np.ndarray, free: tuple[bool, bool], down: bool
+                               ) -> tuple[Card, str, float] | None:
+        """The card at a corner whose x axis is free (the region runs into the frame's
+        border further along) though the card's own edge is in view beside the whole
+        index: its dark painted out as along a known axis (:func:`find_ink`'s ``edge``),
+        so a glyph that blur joined to it (a 10's 1 a few px from the edge) is a part of
+        its own again. The edge must be in view from the card's top down past the rank
+        found (a quarter of its height more): nothing of the rank can be out of view on
+        that side (a suit that the frame cuts below runs into the crop's side and is no
+        part); still, a rank that a part alone of another rank is read as (an 8, a 10's
+        0 alone) is not read this way. None when the edge is not in view so, or no card
+        is read."""
+        for darker in (0.0, 0.35):
+            ink = find_ink(crop, self._min_part, free=free, darker=darker, edge=True)
+            if isinstance(ink, str):
+                return None
+            found = locate(ink, self._geometry, free, False, merge=True, sides=True)
+            if isinstance(found, str):
+                continue
+            _rx0, ry0, _rx1, ry1 = found.rank_box
+            if ry1 + 0.25 * (ry1 - ry0) > ink.edge_rows:
+                return None
+            got = self._read_found(ink, found, down)
+            if isinstance(got[0], Card):
+                char = RANK_CHARS[got[0].rank - 1]
+                if char in self._part_lookalikes["left"] or char in self._part_lookalikes["right"]:
+                    return None
+                return got  # type: ignore[return-value]
+        return None
 
     def _cut_beside_rank(self, ink: Ink, found: Found, frame: np.ndarray, region: Region,
                          down: bool) -> tuple[Card, str, float] | tuple[int, str] | None:
