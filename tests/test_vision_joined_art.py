@@ -47,8 +47,8 @@ def test_a_spade_under_a_gold_knob_is_cut_from_its_black(bellot: IndexReader) ->
     """KS, whose index spade is covered in part by the sceptre's gold knob (one ink part
     in the darkest channel, cut along the suit box): the cut keeps what is dark in every
     channel, the spade, not the knob. 40 guided and 40 full-range frames of seed 4711
-    (never used in tuning): all read KS (27 and 22 did before, the rest "suit unclear");
-    no other king is read as another card."""
+    (never used in tuning): 39 and 40 read KS (27 and 22 did before, the rest "suit
+    unclear"); no other king is read as another card."""
     for deg in (render.GUIDED, render.FULL):
         got = [verdict(bellot.read(render.render_frame("KS", BELLOT, deg,
                                                         4711 * 1_000_003 + i)[0]))

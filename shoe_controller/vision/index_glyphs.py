@@ -1250,7 +1250,8 @@ def cut_box(ink: Ink, box: tuple[float, float, float, float], exclude: list[int]
         # part, what is dark in every channel, less the art's thin dark outline (an
         # opening), its largest piece, when that is enough of the box (a red or blue
         # suit is light in some channel: cut as it is)
-        dark = (ink.crop[by0:by1, bx0:bx1].max(axis=2) <= ink.threshold) & sel
+        light = 0.5 * (ink.threshold + ink.paper)
+        dark = (ink.crop[by0:by1, bx0:bx1].max(axis=2) < light) & sel
         if np.count_nonzero(dark) >= 0.5 * BOX_FILL * inner.size:
             dark = cv2.morphologyEx(dark.view(np.uint8), cv2.MORPH_OPEN, _K3).view(bool)
             _n, pieces, pst, _c = cv2.connectedComponentsWithStats(dark.view(np.uint8))
