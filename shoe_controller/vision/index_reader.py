@@ -624,9 +624,16 @@ class IndexReader:
             zone = ink.labels[ry0:ry1, zx0:rx0]
             st = ink.stats
             ids = np.unique(zone[zone != 0]).tolist()
-            if any(st[i, 0] == 0 and not ink.keep[i] and not _card_edge(ink.labels, i, ry0, ry1)
-                   for i in ids):
-                return True
+            first_in = None
+            for i in ids:
+                if st[i, 0] != 0 or ink.keep[i]:
+                    continue
+                if first_in is None:
+                    # per rank row, the first crop column inside the frame
+                    out = _out_of_frame(frame, region, down, rx0, ry1)[ry0:]
+                    first_in = np.where(out.all(axis=1), rx0, np.argmin(out, axis=1))
+                if not _card_edge(ink.labels, i, ry0, ry1, first_in):
+                    return True
         if right and not free_x and self._rank_lefts:
             # the corner known along x: the rank is the left part of another only if
             # another rank starts where it does (the corner known to CORNER_SLACK, and
@@ -779,55 +786,74 @@ class IndexReader:
 
 
 #: How far (px) the dark beyond the card's own edge may reach further into the crop in
-#: a rank's rows than along the rest of that edge (a straight edge, turned a little)
+#: a rank's rows than it does nearest the crop's side along that edge (a straight edge,
+#: turned a little, blurred)
 EDGE_BULGE = 3
 
 
-def _card_edge(labels: np.ndarray, part: int, ry0: int, ry1: int) -> bool:
+def _card_edge(labels: np.ndarray, part: int, ry0: int, ry1: int,
+               first_in: np.ndarray | None = None) -> bool:
     """Is ``part`` (of ``labels``, running into the crop's free left side) the dark
     beyond the card's own edge, with nothing joined to it beside the rank's rows
-    ``ry0:ry1``? A solid band from the crop's left side in every row from a rank's
-    height above those rows to a rank's height below (where the crop has them, half a
-    rank's height each way at least), whose right end in the rank's rows is no more
-    than ``EDGE_BULGE`` px further right than the edge's (the lower quartile of its
-    right ends in the other rows: a rounded corner above or a suit joined below only
-    reach further). The card's edge in view beside the rank, nothing of a rank can be
-    out of view there: a 1 printed left of the rank is between them, in view, and a 1
-    blur joined to the edge makes it reach further in the rank's rows.
+    ``ry0:ry1``? A solid band from the crop's left side in every row from a quarter of
+    a rank's height above those rows (or more, up to a rank's height) down, whose
+    right end in the rank's rows is no more than ``EDGE_BULGE`` px further right than
+    its least anywhere along it (the straight edge: a rounded corner above, a suit or a
+    1 blur joined to it only reach further). Where the card runs out of the frame's edge in
+    the rank's rows (the band stops: ``first_in``, per rank row, the first crop column
+    inside the frame), the frame's edge must be no further right than that either, and
+    the part not in those rows: what the frame hides there is the card's edge and a
+    sliver of its margin, no glyph. The card's edge in view beside the rank, nothing of
+    a rank can be out of view there: a 1 printed left of the rank is between them, in
+    view, and a 1 blur joined to the edge makes it reach further in the rank's rows.
 
     >>> lab = np.zeros((90, 40), np.int32)
     >>> lab[:, :5] = 1                     # the interior beyond the card's edge
     >>> _card_edge(lab, 1, 30, 60)
     True
-    >>> lab[30:60, 8:12] = 1               # a 1 joined to it by blur
-    >>> lab[30:60, 5:8] = 1
-    >>> _card_edge(lab, 1, 30, 60)
-    False
     >>> _card_edge(lab[25:], 1, 5, 35)     # too little of the edge above the rank
+    False
+    >>> lab[40:, :5] = 0                   # the card runs out of the frame at row 40
+    >>> inside = np.full(30, 5)            # the frame's edge: column 5 on
+    >>> _card_edge(lab, 1, 30, 60, inside), _card_edge(lab, 1, 30, 60, inside + 6)
+    (True, False)
+    >>> _card_edge(lab, 1, 30, 60)         # where the frame's edge is not given
+    False
+    >>> lab[:40, :5] = 1
+    >>> lab[30:40, 5:12] = 1               # a 1 joined to it by blur
+    >>> _card_edge(lab, 1, 30, 60, inside)
     False
     """
     h = labels.shape[0]
     rh = ry1 - ry0
     col = labels[:, 0] == part
-    if not col[ry0:ry1].all():
-        return False
-    # the rows next to the rank's where the band goes on (the crop's painted top, the
-    # frame's edge or a paper row ends it), a rank's height each way at most
+    # the rows of the band next to the rank's, above (the crop's painted top, or a
+    # paper row, ends it) and below
     y0 = ry0
     while y0 > max(0, ry0 - rh) and col[y0 - 1]:
         y0 -= 1
+    if ry0 - y0 < rh // 4:
+        return False
     y1 = ry1
     while y1 < min(h, ry1 + rh) and col[y1]:
         y1 += 1
-    if ry0 - y0 < rh // 2 or y1 - ry1 < rh // 2:
-        return False
     band = labels[y0:y1] == part
     # each row's right end of the band run from the left side (the first column that
-    # is not the part, less one)
+    # is not the part)
     ends = np.argmin(np.concatenate([band, np.zeros((y1 - y0, 1), bool)], axis=1), axis=1)
-    inner = ends[ry0 - y0:ry1 - y0]
-    other = np.concatenate([ends[:ry0 - y0], ends[ry1 - y0:]])
-    return int(inner.max()) <= float(np.percentile(other, 25)) + EDGE_BULGE
+    rows = col[y0:y1]
+    edge = int(ends[rows].min()) + EDGE_BULGE
+    own = rows[ry0 - y0:ry1 - y0]
+    if int(ends[ry0 - y0:ry1 - y0][own].max(initial=0)) > edge:
+        return False
+    if own.all():
+        return True
+    # the rank's rows where the card runs out of the frame: only its margin hidden, and
+    # nothing of the part there
+    if first_in is None:
+        return False
+    off = ~own
+    return bool((first_in[off] <= edge).all() and not band[ry0 - y0:ry1 - y0][off].any())
 
 
 _LAYOUT_NAMES = ("rank width", "suit size", "suit place", "suit place", "suit width")
