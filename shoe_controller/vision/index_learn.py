@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
@@ -628,6 +628,8 @@ class DeckLearner:
         # each part alone of a rank of several (the 1 and the 0 of a 10), every view,
         # with the side of the rank it is on
         parts: list[tuple[int, str, np.ndarray]] = []
+        # per card of a rank of several parts, the layout of its last part alone
+        right_parts: dict[str, list[list[float]]] = {}
         colours_by_suit: dict[str, list[np.ndarray]] = {su: [] for su in SUITS}
         card_inks: dict[str, list[np.ndarray]] = {}
         for code, smp in self.samples.items():
@@ -656,6 +658,11 @@ class DeckLearner:
                             side = ("left" if k == 0 else "right" if k == len(order) - 1
                                     else "middle")
                             parts.append((r_i, side, pv))
+                    # the layout the last part alone would give with this card's suit
+                    # (the 0 of a 10 whose 1 is out of view on the left)
+                    x, y, w, h = (int(v) for v in ink.stats[order[-1], :4])
+                    alone = replace(found, rank=[order[-1]], rank_box=(x, y, x + w, y + h))
+                    right_parts.setdefault(code, []).append(_layout(alone, scale))
                 rank_labels.append(r_i + 13 * b)
                 suits.append(sv)
                 # a suit cut out of art along its box is matched apart from the clean
@@ -738,6 +745,10 @@ class DeckLearner:
             "rank_gap": max(rank_gap(x.found.ink or x.ink, x.found.rank)
                             for x in self.samples.values()),
             "part_lookalikes": lookalikes,
+            # the cards of a rank a part alone is read as (with the rest of that other
+            # rank on the left) whose own layout no such part's is near: the layout
+            # alone tells them from that other rank with its left part out of view
+            "part_apart": _part_apart(lookalikes, layout, right_parts),
             # alike rank pairs and what tells each apart (the reader's last word on them)
             "alike_ranks": self._alike_ranks(geometry, crop, rank_t, rank_l),
             # where each rank starts (px from the crop's corner at the calibrated
@@ -1063,6 +1074,61 @@ def part_lookalikes(templates: np.ndarray, labels: np.ndarray,
         for side in {"right": ("left",), "left": ("right",)}.get(place, ("left", "right")):
             out[side].setdefault(RANK_CHARS[got[0]], set()).add(RANK_CHARS[own])
     return {side: {k: sorted(v) for k, v in sorted(d.items())} for side, d in out.items()}
+
+
+#: A part alone of a rank (the 0 of a 10) is told from a card by its suit's place when,
+#: in every learned view, the suit sits this many times the reader's slack (12 % of the
+#: measure's size) beyond the range the reader allows the card, even with as much of the
+#: suit's side cut off by the frame's edge as its width allows.
+PART_APART = 2.0
+
+
+def _part_apart(lookalikes: Mapping[str, Mapping[str, list[str]]],
+                layout: Mapping[str, list[float]],
+                right_parts: Mapping[str, list[list[float]]]) -> list[str]:
+    """The cards of a rank that the last part alone of another rank is read as (the 8
+    a 10's 0 alone matches: ``lookalikes["left"]``, the rest of that rank on the left)
+    whose suit's place (across, against the rank: :func:`_layout`'s fourth measure)
+    tells them from every learned view of that part with the same suit
+    (``right_parts``, per card: the layout of its last part alone). The reader allows a
+    card its learned range widened by a slack (12 % of the measure's size each side);
+    each view's place must lie ``PART_APART`` slacks beyond that. Where the view's suit
+    is left of the card's range (under a 10 the suit is nearer the 1), the frame that
+    hides the rest of the rank may cut the suit's left side too, moving its middle
+    right by up to half of what the reader's least suit width (its fifth measure, the
+    learned least less its slack, times the view's suit height) lets go: the view's
+    place is taken that far right. The reader then reads such a card even where the
+    rest of the other rank could be out of view on its left: the part alone would be
+    rejected by its layout. A card with a suit of which no view of the other rank's
+    part was learned is never listed.
+
+    >>> lay = {"8S": [30.0, 0.6, 0.8, -0.05, 1.3, 0.8, 31.0, 0.7, 0.86, 0.06, 1.4, 0.9]}
+    >>> _part_apart({"left": {"8": ["T"]}}, lay, {"TS": [[30.0, 0.6, 0.8, -0.4, 1.3, 0.8]]})
+    ['8S']
+    >>> _part_apart({"left": {"8": ["T"]}}, lay, {"TS": [[30.0, 0.6, 0.8, -0.25, 1.3, 0.8]]})
+    []
+    """
+    out = []
+    for own, others in lookalikes.get("left", {}).items():
+        for suit in SUITS:
+            code = own + suit
+            if code not in layout or any(r + suit not in right_parts for r in others):
+                continue
+            lo, hi = np.array(layout[code], np.float64).reshape(2, -1)
+            place = 0.12 * max(abs(lo[3]), abs(hi[3]), 0.5)
+            least_w = lo[5] - 0.12 * max(abs(lo[5]), abs(hi[5]), 0.5)
+            apart = True
+            for r in others:
+                for v in right_parts[r + suit]:
+                    if v[3] > hi[3] + place * (1 + PART_APART):
+                        continue  # right of the range: a cut left side moves it further
+                    cut = max(0.0, v[5] - least_w) * v[2]  # suit width lost, / rank height
+                    if v[3] + 0.5 * cut < lo[3] - place * (1 + PART_APART):
+                        continue
+                    apart = False
+            if apart:
+                out.append(code)
+    return sorted(out)
 
 
 def rank_gap(ink: Ink, ids: list[int]) -> float:

@@ -155,6 +155,10 @@ class IndexReader:
         looks = g.get("part_lookalikes") or {}
         self._part_lookalikes: dict[str, dict[str, list[str]]] = {
             side: dict(looks.get(side, {})) for side in ("left", "right")}
+        # the cards of such a rank whose suit's place no part alone of the other rank
+        # comes near (learned; none in a profile from before it was): their layout
+        # rejects that part, wherever the rest of its rank is
+        self._part_apart = frozenset(str(c) for c in g.get("part_apart") or [])
         self._rank_lefts = {r: (float(v[0]), float(v[1]))
                             for r, v in (g.get("rank_lefts") or {}).items()}
         self._attempts = attempts(self._geometry)
@@ -360,9 +364,12 @@ class IndexReader:
                 on_left = char in self._part_lookalikes["left"]
                 on_right = char in self._part_lookalikes["right"]
                 lookalike = on_left or on_right
-                if cut is None and ((on_left and free[0]) or (on_right and not whole)) \
+                # a card whose suit's place tells it from such a part alone (under a 10
+                # the suit is nearer the 1) needs no look beside it on the left
+                left = on_left and free[0] and got[0].code not in self._part_apart
+                if cut is None and (left or (on_right and not whole)) \
                         and self._rank_by_the_edge(frame, region, down, found.ink or ink,
-                                                   found, got[0], on_left and free[0],
+                                                   found, got[0], left,
                                                    on_right and not whole, free[0]):
                     failed = failed or (0, "no whole index in view (the rank reaches the "
                                            "frame's edge)")
