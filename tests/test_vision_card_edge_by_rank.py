@@ -44,17 +44,20 @@ def _suit_blind(profile: Profile, ranks: str) -> Profile:
     return dataclasses.replace(profile, geometry=geometry)
 
 
-def _by_the_edge(code: str, style: str) -> list[np.ndarray]:
-    """Frames of ``code`` turned 1-3 degrees with its index corner 1-6 px inside the
-    frame's left edge (upright) or right edge (upside down): the card's edge beside the
-    index in view, running into the frame's border below it; two scales."""
+def _by_the_edge(code: str, style: str, angles: tuple[float, ...] = (1.0, 2.0, 3.0),
+                 corners: tuple[float, ...] = (1.0, 2.5, 4.0, 6.0)) -> list[np.ndarray]:
+    """Frames of ``code`` turned by ``angles`` (degrees) with its index corner
+    ``corners`` px inside the frame's left edge (upright) or right edge (upside down):
+    the card's edge beside the index in view, running into the frame's border below it
+    (or, turned further and nearer the edge, out of the frame a pixel or two within the
+    rank's rows); two scales."""
     face = render.draw_card_face(code, style)
     x0, _y0, x1, _y1 = face.index_box
     icx = (x0 + x1) / 2
     out = []
     for down in (False, True):
-        for angle in (1.0, 2.0, 3.0):
-            for corner in (1.0, 2.5, 4.0, 6.0):
+        for angle in angles:
+            for corner in corners:
                 for scale in (0.95, 1.05):
                     cx = corner + scale * icx
                     pose = Pose((639 - cx if down else cx, 240.0), down,
@@ -156,21 +159,7 @@ def _running_out(code: str, style: str) -> list[np.ndarray]:
     """Frames of ``code`` turned 3-6 degrees with its index corner 0.5-3.5 px inside the
     frame's left edge (upright) or right edge (upside down): the card's edge in view
     near the corner, out of the frame a pixel or two within the rank's rows."""
-    face = render.draw_card_face(code, style)
-    x0, _y0, x1, _y1 = face.index_box
-    icx = (x0 + x1) / 2
-    out = []
-    for down in (False, True):
-        for angle in (3.0, 4.5, 6.0):
-            for corner in (0.5, 1.5, 2.5, 3.5):
-                for scale in (0.95, 1.05):
-                    cx = corner + scale * icx
-                    pose = Pose((639 - cx if down else cx, 240.0), down,
-                                -angle if down else angle, scale)
-                    out.append(render.render_frame(code, style, GUIDED,
-                                                   int(corner * 10 + scale * 100),
-                                                   pose=pose)[0])
-    return out
+    return _by_the_edge(code, style, (3.0, 4.5, 6.0), (0.5, 1.5, 2.5, 3.5))
 
 
 def test_an_eight_whose_card_runs_out_of_the_frame_by_the_rank_reads(
