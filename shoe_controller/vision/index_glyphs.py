@@ -644,6 +644,31 @@ class Ink:
     edge_rows: int = 0
 
 
+def runs_from_left(mask: np.ndarray) -> np.ndarray:
+    """Per row of a boolean ``mask``, how many pixels from its left side on are set (the
+    first unset column; the width where the whole row is set).
+
+    >>> runs_from_left(np.array([[1, 1, 0, 1], [0, 1, 1, 1], [1, 1, 1, 1]], bool)).tolist()
+    [2, 0, 4]
+    """
+    return np.argmin(np.concatenate([mask, np.zeros((mask.shape[0], 1), bool)], axis=1),
+                     axis=1)
+
+
+#: The reader's slack on each learned layout measure: this share of the measure's size
+#: (its larger bound, at least 0.5) beyond the learned range on each side.
+LAYOUT_SLACK = 0.12
+
+
+def layout_slack(low: float, high: float) -> float:
+    """How far beyond a learned layout range ``low``..``high`` a measure may lie.
+
+    >>> round(layout_slack(0.4, 0.5), 3), round(layout_slack(-2.0, 1.0), 3)
+    (0.06, 0.24)
+    """
+    return LAYOUT_SLACK * max(abs(low), abs(high), 0.5)
+
+
 def find_ink(crop: np.ndarray, min_part: int, min_contrast: float = 20.0,
              free: tuple[bool, bool] = (False, False), darker: float = 0.0,
              lines: int = 0, edge: bool = False) -> Ink | str:
@@ -695,7 +720,7 @@ def find_ink(crop: np.ndarray, min_part: int, min_contrast: float = 20.0,
         edge_rows = top + run
         dark = ink[top:edge_rows, :n] <= 0.6 * light
         # each row's dark run from the crop's side: where the first paper-light pixel is
-        reach = np.argmin(np.concatenate([dark, np.zeros((run, 1), bool)], axis=1), axis=1)
+        reach = runs_from_left(dark)
         tx = int(np.percentile(reach, 25)) + 2
         ink[:edge_rows, :tx] = np.uint8(light)
         np.copyto(ink, np.uint8(light), where=_corner_triangle((h, w), max(2 * e, tx + ty) + 8))
@@ -1253,9 +1278,10 @@ def cut_box(ink: Ink, box: tuple[float, float, float, float], exclude: list[int]
         light = 0.5 * (ink.threshold + ink.paper)
         dark = (ink.crop[by0:by1, bx0:bx1].max(axis=2) < light) & sel
         if np.count_nonzero(dark) >= 0.5 * BOX_FILL * inner.size:
-            dark = cv2.morphologyEx(dark.view(np.uint8), cv2.MORPH_OPEN, _K3).view(bool)
-            _n, pieces, pst, _c = cv2.connectedComponentsWithStats(dark.view(np.uint8))
-            sel = pieces == 1 + int(np.argmax(pst[1:, cv2.CC_STAT_AREA]))
+            opened = cv2.morphologyEx(dark.view(np.uint8), cv2.MORPH_OPEN, _K3)
+            n, pieces, pst, _c = cv2.connectedComponentsWithStats(opened)
+            if n > 1:  # the opening may leave nothing of a thin glyph: cut as it is
+                sel = pieces == 1 + int(np.argmax(pst[1:, cv2.CC_STAT_AREA]))
     ys, xs = np.nonzero(sel)
     new_id = len(st)
     labels = lab.copy()

@@ -59,6 +59,7 @@ from shoe_controller.vision.index_glyphs import (
     free_rank,
     glyph_vector,
     ink_colour,
+    layout_slack,
     locate,
     locate_free,
     suit_parts,
@@ -1077,9 +1078,10 @@ def part_lookalikes(templates: np.ndarray, labels: np.ndarray,
 
 
 #: A part alone of a rank (the 0 of a 10) is told from a card by its suit's place when,
-#: in every learned view, the suit sits this many times the reader's slack (12 % of the
-#: measure's size) beyond the range the reader allows the card, even with as much of the
-#: suit's side cut off by the frame's edge as its width allows.
+#: in every learned view, the suit sits this many times the reader's slack
+#: (:func:`~shoe_controller.vision.index_glyphs.layout_slack`) beyond the range the
+#: reader allows the card, even with as much of the suit's side cut off by the frame's
+#: edge as its width allows.
 PART_APART = 2.0
 
 
@@ -1115,8 +1117,8 @@ def _part_apart(lookalikes: Mapping[str, Mapping[str, list[str]]],
             if code not in layout or any(r + suit not in right_parts for r in others):
                 continue
             lo, hi = np.array(layout[code], np.float64).reshape(2, -1)
-            place = 0.12 * max(abs(lo[3]), abs(hi[3]), 0.5)
-            least_w = lo[5] - 0.12 * max(abs(lo[5]), abs(hi[5]), 0.5)
+            place = layout_slack(lo[3], hi[3])
+            least_w = lo[5] - layout_slack(lo[5], hi[5])
             apart = True
             for r in others:
                 for v in right_parts[r + suit]:

@@ -58,7 +58,9 @@ from shoe_controller.vision.index_glyphs import (
     find_regions,
     glyph_vector,
     ink_colour,
+    layout_slack,
     locate,
+    runs_from_left,
     to_small,
 )
 from shoe_controller.vision.profile import Profile, ProfileError
@@ -363,7 +365,7 @@ class IndexReader:
                 char = RANK_CHARS[got[0].rank - 1]
                 on_left = char in self._part_lookalikes["left"]
                 on_right = char in self._part_lookalikes["right"]
-                lookalike = on_left or on_right
+                lookalike = self._part_lookalike(got[0])
                 # a card whose suit's place tells it from such a part alone (under a 10
                 # the suit is nearer the 1) needs no look beside it on the left
                 left = on_left and free[0] and got[0].code not in self._part_apart
@@ -403,7 +405,9 @@ class IndexReader:
         part); still, a rank that a part alone of another rank is read as (an 8, a 10's
         0 alone) is not read this way. None when the edge is not in view so, or no card
         is read."""
-        for darker in (0.0, 0.35):
+        for darker, lines in self._attempts:
+            if lines:
+                continue
             ink = find_ink(crop, self._min_part, free=free, darker=darker, edge=True)
             if isinstance(ink, str):
                 return None
@@ -415,11 +419,14 @@ class IndexReader:
                 return None
             got = self._read_found(ink, found, down)
             if isinstance(got[0], Card):
-                char = RANK_CHARS[got[0].rank - 1]
-                if char in self._part_lookalikes["left"] or char in self._part_lookalikes["right"]:
-                    return None
-                return got  # type: ignore[return-value]
+                return None if self._part_lookalike(got[0]) else got  # type: ignore[return-value]
         return None
+
+    def _part_lookalike(self, card: Card) -> bool:
+        """Is ``card``'s rank one that a part alone of another rank of this deck is read
+        as (the 8 that a 10's 0 alone matches), on either side?"""
+        char = RANK_CHARS[card.rank - 1]
+        return char in self._part_lookalikes["left"] or char in self._part_lookalikes["right"]
 
     def _cut_beside_rank(self, ink: Ink, found: Found, frame: np.ndarray, region: Region,
                          down: bool) -> tuple[Card, str, float] | tuple[int, str] | None:
@@ -847,7 +854,7 @@ def _card_edge(labels: np.ndarray, part: int, ry0: int, ry1: int,
     band = labels[y0:y1] == part
     # each row's right end of the band run from the left side (the first column that
     # is not the part)
-    ends = np.argmin(np.concatenate([band, np.zeros((y1 - y0, 1), bool)], axis=1), axis=1)
+    ends = runs_from_left(band)
     rows = col[y0:y1]
     edge = int(ends[rows].min()) + EDGE_BULGE
     own = rows[ry0 - y0:ry1 - y0]
@@ -879,7 +886,7 @@ def _layout_bounds(lay: np.ndarray) -> tuple[float, list[tuple[float, float, str
     bounds = []
     for k, name in enumerate(_LAYOUT_NAMES[:lay.shape[1] - 1], start=1):
         a, b = lo[k], hi[k]
-        slack = 0.12 * max(abs(a), abs(b), 0.5)
+        slack = layout_slack(a, b)
         bounds.append((float(a - slack), float(b + slack), name))
     return float(np.mean(lay[:, 0])), bounds
 
