@@ -67,8 +67,9 @@ from shoe_controller.game.tableau import coup
 DECKS = 8
 CUT_LEFT = 16
 # integrity only (odds: bench/odds.py); the whole-shoe fit and the pair count are measured
-# apart (--fit, --fit-null, --pairs, --pairs-null)
-CONFIG = AnalyticsConfig(shoe_analysis=False, shuffle_fit=False, shuffle_pairs=False)
+# apart (--fit, --fit-null, --pairs, --pairs-null, --chain, --chain-null)
+CONFIG = AnalyticsConfig(shoe_analysis=False, shuffle_fit=False, shuffle_pairs=False,
+                         shuffle_chain=False)
 _CODE_INDEX = {c.code: c.index for c in ALL_CARDS}
 
 
@@ -1238,29 +1239,57 @@ def _round_ends(places: list[Any]) -> list[tuple[int, int]]:
     return sorted(ends.items())
 
 
-def _pairs_chunk(task: tuple[int, int, bool, bool, int, int]) -> list[dict[str, Any]]:
-    """Per shoe: the pair count's largest z over every look and both families, the round
-    of its first look at or above the threshold, its z at the end, and (weak shoes) the
-    card-by-card test's peak and the whole-shoe fit's z on the same shoe."""
+def _chain_looks(ends: list[tuple[int, int]], dealt: int) -> list[tuple[int | None, int]]:
+    """(round, cards) of the chain test's looks, as the projection takes them: the first
+    round's end at or after each of ``shuffle_chain.LOOKS``, then the shoe's end."""
+    from shoe_controller.game import shuffle_chain as sc
+
+    out: list[tuple[int | None, int]] = []
+    for mark in sc.LOOKS:
+        first = next(((r, m) for r, m in ends if m >= mark), None)
+        if first is not None and first not in out:
+            out.append(first)
+    return [*out, (ends[-1][0] if ends else None, dealt)]
+
+
+def _pairs_chunk(task: tuple[int, int, bool, bool, int, int, str]) -> list[dict[str, Any]]:
+    """Per shoe, for each test named in the task: the pair count's largest z over every
+    look and both families, the round of its first look at or above the threshold, its
+    z at the end (``pairs``); the chain test's alike (``chain``); and (weak shoes) the
+    card-by-card test's peak and the whole-shoe fit's z on the same shoe (``others``)."""
+    from shoe_controller.game import shuffle_chain as sc
     from shoe_controller.game import shuffle_fit as sf
     from shoe_controller.game import shuffle_pairs as sp
     from shoe_controller.game.shuffle_tracking import ShuffleTest
 
-    count, riffles, by_hand, stripped, seed, cut_left = task
+    count, riffles, by_hand, stripped, seed, cut_left, which = task
     rng = random.Random(seed)
     out = []
     shoes = [_pairs_shoe(riffles, by_hand, stripped, rng, cut_left) for _ in range(count)]
-    fits = sf.fit_many([(o, n, p) for o, p, n, _ in shoes], DECKS, seed=seed) if riffles else []
+    others = riffles and "others" in which
+    fits = sf.fit_many([(o, n, p) for o, p, n, _ in shoes], DECKS, seed=seed) if others else []
     for k, (old, places, new, new_places) in enumerate(shoes):
-        ends = [(r, m) for r, m in _round_ends(new_places) if m >= sp.MIN_CARDS]
-        tests = [sp.PairTest.start(sp.dealt_pairs(old), DECKS),
-                 sp.PairTest.start(sp.tray_pairs(old, places), DECKS)]
-        per = [[z for z, _, _ in t.looks(new, [m for _, m in ends])] for t in tests]
-        best = [max(zs) for zs in zip(*per, strict=True)]
-        fired = [r for (r, _), z in zip(ends, best, strict=True) if z >= CONFIG.shuffle_pairs_z]
-        shoe = {"peak": max(best), "first": fired[0] if fired else None, "end": best[-1],
-                "families": [max(zs) for zs in per]}
-        if riffles:
+        shoe: dict[str, Any] = {}
+        if "pairs" in which:
+            ends = [(r, m) for r, m in _round_ends(new_places) if m >= sp.MIN_CARDS]
+            tests = [sp.PairTest.start(sp.dealt_pairs(old), DECKS),
+                     sp.PairTest.start(sp.tray_pairs(old, places), DECKS)]
+            per = [[z for z, _, _ in t.looks(new, [m for _, m in ends])] for t in tests]
+            best = [max(zs) for zs in zip(*per, strict=True)]
+            fired = [r for (r, _), z in zip(ends, best, strict=True)
+                     if z >= CONFIG.shuffle_pairs_z]
+            shoe.update(peak=max(best), first=fired[0] if fired else None, end=best[-1],
+                        families=[max(zs) for zs in per])
+        if "chain" in which:
+            looks = _chain_looks(_round_ends(new_places), len(new))
+            chains = [sc.ChainTest.start(old, None, DECKS), sc.ChainTest.start(old, places, DECKS)]
+            per = [[t.z(new[:m]) for _, m in looks] for t in chains]
+            best = [max(zs) for zs in zip(*per, strict=True)]
+            fired = [r for (r, _), z in zip(looks, best, strict=True)
+                     if z >= CONFIG.shuffle_chain_z]
+            shoe.update(chain_peak=max(best), chain_first=fired[0] if fired else None,
+                        chain_fired=bool(fired), chain_families=[max(zs) for zs in per])
+        if others:
             shoe["card"] = ShuffleTest.start(old, DECKS, places=places).feed(new).peak
             shoe["fit"] = fits[k].z
         out.append(shoe)
@@ -1268,10 +1297,11 @@ def _pairs_chunk(task: tuple[int, int, bool, bool, int, int]) -> list[dict[str, 
 
 
 def _pairs_tasks(total: int, chunk: int, riffles: int, by_hand: bool, stripped: bool,
-                 seed: int, cut_left: int) -> list[tuple[int, int, bool, bool, int, int]]:
+                 seed: int, cut_left: int, which: str = "pairs,others"
+                 ) -> list[tuple[int, int, bool, bool, int, int, str]]:
     sizes = [min(chunk, total - i) for i in range(0, total, chunk)]
     return [(n, riffles, by_hand, stripped, seed * 7907 + 104723 * riffles + 37 * i
-             + (1 if by_hand else 0) + (2 if stripped else 0), cut_left)
+             + (1 if by_hand else 0) + (2 if stripped else 0), cut_left, which)
             for i, n in enumerate(sizes)]
 
 
@@ -1285,7 +1315,7 @@ def pairs_null_run(shoes: int, seed: int, workers: int = 1, chunk: int = 100,
     fams: list[list[float]] = []
     with multiprocessing.Pool(workers) if workers > 1 else _Serial() as pool:
         for res in pool.imap(_pairs_chunk, _pairs_tasks(shoes, chunk, 0, False, False, seed,
-                                                          cut_left)):
+                                                          cut_left, "pairs")):
             peaks += [r["peak"] for r in res]
             fams += [r["families"] for r in res]
             print(f"  pairs null: {len(peaks)}/{shoes} shoes, worst z {max(peaks):.2f}, at "
@@ -1349,6 +1379,86 @@ def pairs_run(per_kind: int, seed: int, workers: int = 1, chunk: int = 25,
         print(f"  {label:<46} pairs {len(rounds)}/{len(res)} ({when}; largest z median "
               f"{statistics.median(peaks):.1f}, lowest {min(peaks):.1f}); card by card {card}; "
               f"fit {fit}; any {either}  {time.time() - t0:.0f} s", flush=True)
+
+
+def chain_null_run(shoes: int, seed: int, workers: int = 1, chunk: int = 50,
+                   cut_left: int = CUT_LEFT, save: str = "") -> None:
+    """Fair shoes' chain tests: the largest z over every look and both trays (dealt
+    order, collected by hand), its worst, its upper quantiles, and the shoes at or above
+    [analytics] shuffle_chain_z."""
+    t0 = time.time()
+    peaks: list[float] = []
+    fams: list[list[float]] = []
+    z = CONFIG.shuffle_chain_z
+    with multiprocessing.Pool(workers) if workers > 1 else _Serial() as pool:
+        for res in pool.imap(_pairs_chunk, _pairs_tasks(shoes, chunk, 0, False, False, seed,
+                                                          cut_left, "chain")):
+            peaks += [r["chain_peak"] for r in res]
+            fams += [r["chain_families"] for r in res]
+            print(f"  chain null: {len(peaks)}/{shoes} shoes, worst z {max(peaks):.2f}, at "
+                  f"or above {z}: {sum(p >= z for p in peaks)}; {time.time() - t0:.0f} s",
+                  flush=True)
+    ranked = sorted(peaks)
+    q = {f: ranked[min(len(ranked) - 1, int(f * len(ranked)))] for f in (0.5, 0.99, 0.999)}
+    print(f"\nChain test, {len(peaks)} fair shoes (cut card {cut_left} from the end), the "
+          f"largest z over its looks and both trays: median {q[0.5]:.2f}, 99% {q[0.99]:.2f}, "
+          f"99.9% {q[0.999]:.2f}, worst {ranked[-1]:.2f}; worst dealt-order tray "
+          f"{max(f[0] for f in fams):.2f}, by hand {max(f[1] for f in fams):.2f}; at or "
+          f"above shuffle_chain_z = {z}: {sum(p >= z for p in peaks)} of {len(peaks)}; "
+          f"{time.time() - t0:.0f} s")
+    if save:
+        with open(save, "w") as fh:
+            json.dump({"peak": peaks, "families": fams, "seed": seed}, fh)
+
+
+def chain_run(per_kind: int, seed: int, workers: int = 1, chunk: int = 8,
+              cut_left: int = CUT_LEFT, everything: bool = False) -> None:
+    """Weak shoes caught by the chain test at [analytics] shuffle_chain_z, per kind, and
+    the round of its first alert; with ``everything``, on the same shoes the pair count,
+    the card-by-card test and the whole-shoe fit too, and any of the four."""
+    from shoe_controller.game import shuffle_chain as sc
+
+    rng = random.Random(seed)
+    old, places, new, new_places = _pairs_shoe(5, True, True, rng, cut_left)
+    looks = _chain_looks(_round_ends(new_places), len(new))
+    cpu = time.process_time()
+    tests = [sc.ChainTest.start(old, None, DECKS), sc.ChainTest.start(old, places, DECKS)]
+    for _, m in looks:
+        for t in tests:
+            t.look(new[:m])
+    look = (time.process_time() - cpu) / len(looks)
+    print(f"\nChain test, weak shoes ({per_kind} a kind, threshold z >= "
+          f"{CONFIG.shuffle_chain_z}); CPU, as the projection runs it: {look * 1000:.0f} ms "
+          f"a look (both trays), {len(looks)} looks a shoe")
+    which = "chain,pairs,others" if everything else "chain"
+    t0 = time.time()
+    for kind, riffles, by_hand, stripped in FIT_KINDS:
+        res: list[dict[str, Any]] = []
+        with multiprocessing.Pool(workers) if workers > 1 else _Serial() as pool:
+            for part in pool.imap(_pairs_chunk, _pairs_tasks(per_kind, chunk, riffles, by_hand,
+                                                             stripped, seed, cut_left, which)):
+                res += part
+        rounds = [r["chain_first"] for r in res if r["chain_fired"]]
+        at_end = sum(r["chain_fired"] and r["chain_first"] is None for r in res)
+        caught = sum(r["chain_fired"] for r in res)
+        known = sorted(r for r in rounds if r is not None)
+        when = (f"round median {statistics.median(known):.0f}, 90% "
+                f"{known[int(0.9 * (len(known) - 1))]}" if known else "never by round")
+        label = (f"{kind} shoe{' by hand' if by_hand else ''}, {riffles} riffles"
+                 f"{', strip' if stripped else ', no strip'}, cut")
+        peaks = [r["chain_peak"] for r in res]
+        end = f", {at_end} at the end" if at_end else ""
+        line = (f"  {label:<46} chain {caught}/{len(res)} ({when}{end}; "
+                f"largest z median {statistics.median(peaks):.1f}, lowest {min(peaks):.1f})")
+        if everything:
+            pairs = sum(r["first"] is not None for r in res)
+            card = sum(r["card"] >= CONFIG.shuffle_weak_threshold for r in res)
+            fit = sum(r["fit"] >= CONFIG.shuffle_fit_z for r in res)
+            either = sum(r["chain_fired"] or r["first"] is not None
+                         or r["card"] >= CONFIG.shuffle_weak_threshold
+                         or r["fit"] >= CONFIG.shuffle_fit_z for r in res)
+            line += f"; pairs {pairs}; card by card {card}; fit {fit}; any {either}"
+        print(f"{line}  {time.time() - t0:.0f} s", flush=True)
 
 
 def fit_truth_run(shoes: int, seed: int, riffles: int = 6, steps: int = 0) -> None:
@@ -1441,6 +1551,15 @@ def main() -> None:
                         help="fair shoes for the pair count (10000: full)")
     parser.add_argument("--pairs-save", default="",
                         help="--pairs-null: write every shoe's largest z to this JSON file")
+    parser.add_argument("--chain", type=int, default=0,
+                        help="weak shoes a kind for the chain test (48)")
+    parser.add_argument("--chain-all", action="store_true",
+                        help="--chain: the pair count, card-by-card test and fit on the same "
+                             "shoes too (seconds a shoe)")
+    parser.add_argument("--chain-null", type=int, default=0,
+                        help="fair shoes for the chain test (10000: full)")
+    parser.add_argument("--chain-save", default="",
+                        help="--chain-null: write every shoe's largest z to this JSON file")
     parser.add_argument("--fit-truth", type=int, default=0,
                         help="fair and weak shoes: the fit's true matching against its best (32)")
     parser.add_argument("--cut-left", type=int, default=CUT_LEFT,
@@ -1471,6 +1590,12 @@ def main() -> None:
                        save=args.pairs_save)
     if args.pairs:
         pairs_run(args.pairs, args.seed, args.workers, cut_left=args.cut_left)
+    if args.chain_null:
+        chain_null_run(args.chain_null, args.seed, args.workers, cut_left=args.cut_left,
+                       save=args.chain_save)
+    if args.chain:
+        chain_run(args.chain, args.seed, args.workers, cut_left=args.cut_left,
+                  everything=args.chain_all)
     if args.stacked:
         stacked_run(args.stacked, args.seed)
     if args.weak_null:

@@ -27,7 +27,7 @@ from shoe_controller.game.shuffle_pairs import (
     kernel,
     tray_pairs,
 )
-from tests.support.dealing import deal, left_the_shoe, tray
+from tests.support.dealing import deal, hand_tray, tray
 from tests.support.riffles import cut, riffles, strip
 
 DECKS = 8
@@ -217,27 +217,10 @@ def test_a_tray_collected_hand_by_hand_is_caught_by_its_own_family() -> None:
     shoe = Shoe(Rules())
     first_cards = shoe_cards(41)
     first = deal(first_cards, shoe)
-    cards, places = left_the_shoe(first)
     rng = random.Random(42)
-    # each round Player's cards then Banker's, or the reverse, chosen per round
-    rounds: dict[int, dict[str, list[str]]] = {}
-    for card, place in zip(cards, places, strict=True):
-        if place is not None:
-            rounds.setdefault(place[0], {"player": [], "banker": []})[place[1]].append(card)
-    hand_tray = []
-    done: set[int] = set()
-    for k, (card, place) in enumerate(zip(cards, places, strict=True)):
-        if place is None:
-            hand_tray.append(card)
-        elif place[0] not in done and all(not p or p[0] != place[0] for p in places[k + 1:]):
-            hands = rounds[place[0]]
-            first_hand = rng.choice(["player", "banker"])
-            second_hand = "banker" if first_hand == "player" else "player"
-            hand_tray += hands[first_hand] + hands[second_hand]
-            done.add(place[0])
-    hand_tray += first_cards[len(cards):]
-    assert sorted(hand_tray) == sorted(first_cards)
-    second = deal(cut(strip(riffles(hand_tray, 4, rng), rng), rng), shoe)
+    collected = hand_tray(first_cards, first, rng)
+    assert sorted(collected) == sorted(first_cards)
+    second = deal(cut(strip(riffles(collected, 4, rng), rng), rng), shoe)
     alerts = pair_alerts(first + second)
     assert len(alerts) == 1
     assert alerts[0].evidence["component"].endswith("tray collected hand by hand")

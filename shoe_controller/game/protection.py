@@ -109,6 +109,15 @@ class AnalyticsConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     shuffle_pairs_z: Annotated[float, msgspec.Meta(gt=0)] = 5.5
     #: Run the pair count (a few milliseconds of CPU a round).
     shuffle_pairs: bool = True
+    #: ``shuffle_weak`` as the shoe is dealt (``game.shuffle_chain``): alert when the
+    #: likelihood of the cards seen under a few riffles of the previous shoe's order
+    #: (dealt order or a tray collected hand by hand), summed over every matching of
+    #: identical cards, has this z-score against renamed codes, at a look (after 80, 100,
+    #: 120, 150, 200 and 300 cards, and at the shoe's end). Not a bound: the rate is
+    #: measured on fair shoes, every look included (docs/game.md, "The chain test").
+    shuffle_chain_z: Annotated[float, msgspec.Meta(gt=0)] = 6.0
+    #: Run the chain test (tens of milliseconds of CPU at each of its eight looks).
+    shuffle_chain: bool = True
     #: ``edge_sorting``: alert when a test's p-value is at most this (per evaluation).
     edge_sorting_alpha: Probability = 1e-7
     #: ``edge_sorting``: smallest expected cell count for a chi-square test to be used.
@@ -163,6 +172,11 @@ class ProtectionState:
     #: the pair counts against the previous shoe (name, shuffle_pairs.PairTest), built at
     #: the first look (None: not yet)
     pair_tests: tuple[tuple[str, Any], ...] | None = None
+    #: the chain tests against the previous shoe (name, shuffle_chain.ChainTest), built
+    #: at the first look (None: not yet), the looks passed, and whether the end's was
+    chain_tests: tuple[tuple[str, Any], ...] | None = None
+    chain_looks: int = 0
+    chain_end: bool = False
     raised: frozenset[str] = frozenset()  # tests that alerted this shoe
     above: frozenset[str] = frozenset()  # bets above the advantage threshold
     last_round: int | None = None
@@ -300,6 +314,9 @@ def _shoe_started(state: ProtectionState, ev: Any) -> tuple[ProtectionState, tup
             previous_known=known,
             previous_note=note,
             pair_tests=None,
+            chain_tests=None,
+            chain_looks=0,
+            chain_end=False,
             sequence=(),
             places=(),
             oriented=(),
@@ -503,6 +520,7 @@ def _integrity(state: ProtectionState, round_: int | None, out: list[Any]) -> Pr
 
     state = _weak(state, alert)
     state = _pair_count(state, alert)
+    state = _chain(state, alert)
     state = _fingerprint(state)
     if state.repeat_matches >= cfg.repeat_min_windows:
         alert(
@@ -584,6 +602,45 @@ def _pair_count(state: ProtectionState, alert: Any) -> ProtectionState:
             previous_shoe_known=True, previous_shoe=state.previous_note,
         )
     return state
+
+
+def _chain(state: ProtectionState, alert: Any) -> ProtectionState:
+    """At each of the chain test's looks (``game.shuffle_chain.LOOKS`` cards dealt, and
+    the shoe's end), the larger z-score of its two trays against the previous shoe's
+    order, when that is known; alert at the threshold."""
+    from shoe_controller.game import shuffle_chain as sc
+
+    cfg = state.config
+    test = "shuffle_chain_previous_shoe"
+    if not (cfg.shuffle_chain and state.previous_known) or test in state.raised \
+            or state.decks not in sc.CALIBRATED_DECKS:
+        return state
+    dealt = state.sequence[: state.ended_cards] if state.ended else state.sequence
+    looks = sum(1 for m in sc.LOOKS if len(dealt) >= m)
+    if looks <= state.chain_looks and not (state.ended and not state.chain_end):
+        return state
+    tests = state.chain_tests
+    if tests is None:
+        tests = (("dealt order", sc.ChainTest.start(state.previous, None, state.decks)),)
+        if state.previous_places:
+            tests += (("tray collected hand by hand", sc.ChainTest.start(
+                state.previous, state.previous_places, state.decks)),)
+    look, name = max(((t.look(dealt), name) for name, t in tests),
+                     key=lambda pair: pair[0].z)
+    if look.z >= cfg.shuffle_chain_z:
+        read = sum(1 for c in dealt if c is not None)
+        riffles, strip = look.family
+        alert(
+            test, "shuffle_weak", reference="previous_shoe", statistic=round(look.z, 3),
+            threshold=cfg.shuffle_chain_z, log_likelihood_ratio=round(look.log_lr, 2),
+            controls_mean=round(look.mean, 2), controls_sd=round(look.sd, 2),
+            component=f"chain of old neighbours' new places, {name}",
+            estimated_riffles=f"about {riffles}{', then a strip' if strip else ''}",
+            false_alarm_rate="measured on fair shoes: docs/game.md (no bound)",
+            cards_seen=read, unread=len(dealt) - read,
+            previous_shoe_known=True, previous_shoe=state.previous_note,
+        )
+    return replace(state, chain_tests=tests, chain_looks=looks, chain_end=state.ended)
 
 
 def shoe_fit(state: ProtectionState) -> tuple[ProtectionState, tuple[Any, ...]]:

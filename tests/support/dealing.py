@@ -37,3 +37,26 @@ def tray(cards: list[str], events: list[Any]) -> list[str]:
     """The discard tray collected in dealt order, then the cards never dealt."""
     out = left_the_shoe(events)[0]
     return out + cards[len(out):]
+
+
+def hand_tray(cards: list[str], events: list[Any], rng: Any) -> list[str]:
+    """The discard tray collected hand by hand: each round Player's cards then Banker's,
+    or the reverse, chosen per round with ``rng``; burned cards where they fell; then the
+    cards never dealt."""
+    out, places = left_the_shoe(events)
+    rounds: dict[int, dict[str, list[str]]] = {}
+    for card, place in zip(out, places, strict=True):
+        if place is not None:
+            rounds.setdefault(place[0], {"player": [], "banker": []})[place[1]].append(card)
+    collected: list[str] = []
+    done: set[int] = set()
+    for k, (card, place) in enumerate(zip(out, places, strict=True)):
+        if place is None:
+            collected.append(card)
+        elif place[0] not in done and all(not p or p[0] != place[0] for p in places[k + 1:]):
+            hands = rounds[place[0]]
+            first = rng.choice(["player", "banker"])
+            second = "banker" if first == "player" else "player"
+            collected += hands[first] + hands[second]
+            done.add(place[0])
+    return collected + cards[len(out):]
