@@ -63,7 +63,7 @@ def plain_log_lr(old: list[str | None], new: list[str | None], seen: int, decks:
         total = 0.0
         for path in itertools.product(*(states(c) for c in sequence)):
             value = 1.0 / cards * path[0][1]
-            for (p, _), (q, e) in zip(path, path[1:], strict=False):
+            for (p, _), (q, e) in itertools.pairwise(path):
                 value *= link(p, q) * e
             total += value
         return total
