@@ -1267,7 +1267,8 @@ def _pairs_chunk(task: tuple[int, int, bool, bool, int, int, str]) -> list[dict[
     out = []
     shoes = [_pairs_shoe(riffles, by_hand, stripped, rng, cut_left) for _ in range(count)]
     others = riffles and "others" in which
-    fits = sf.fit_many([(o, n, p) for o, p, n, _ in shoes], DECKS, seed=seed) if others else []
+    fitted = others and "nofit" not in which
+    fits = sf.fit_many([(o, n, p) for o, p, n, _ in shoes], DECKS, seed=seed) if fitted else []
     for k, (old, places, new, new_places) in enumerate(shoes):
         shoe: dict[str, Any] = {}
         if "pairs" in which:
@@ -1290,8 +1291,15 @@ def _pairs_chunk(task: tuple[int, int, bool, bool, int, int, str]) -> list[dict[
             shoe.update(chain_peak=max(best), chain_first=fired[0] if fired else None,
                         chain_fired=bool(fired), chain_families=[max(zs) for zs in per])
         if others:
-            shoe["card"] = ShuffleTest.start(old, DECKS, places=places).feed(new).peak
-            shoe["fit"] = fits[k].z
+            # the card-by-card test as the projection feeds it: a round at a time
+            card, fed, first = ShuffleTest.start(old, DECKS, places=places), 0, None
+            for r, m in _round_ends(new_places):
+                card, fed = card.feed(new[fed:m]), m
+                if first is None and card.peak >= CONFIG.shuffle_weak_threshold:
+                    first = r
+            card = card.feed(new[fed:])
+            shoe.update(card=card.peak, card_first=first, fit=fits[k].z if fitted else -math.inf,
+                        last_round=max((r for r, _ in _round_ends(new_places)), default=None))
         out.append(shoe)
     return out
 
@@ -1412,10 +1420,11 @@ def chain_null_run(shoes: int, seed: int, workers: int = 1, chunk: int = 50,
 
 
 def chain_run(per_kind: int, seed: int, workers: int = 1, chunk: int = 8,
-              cut_left: int = CUT_LEFT, everything: bool = False) -> None:
+              cut_left: int = CUT_LEFT, everything: bool = False, fit: bool = True) -> None:
     """Weak shoes caught by the chain test at [analytics] shuffle_chain_z, per kind, and
     the round of its first alert; with ``everything``, on the same shoes the pair count,
-    the card-by-card test and the whole-shoe fit too, and any of the four."""
+    the card-by-card test and (``fit``) the whole-shoe fit too, and any of them with the
+    first round any alerts at."""
     from shoe_controller.game import shuffle_chain as sc
 
     rng = random.Random(seed)
@@ -1430,7 +1439,7 @@ def chain_run(per_kind: int, seed: int, workers: int = 1, chunk: int = 8,
     print(f"\nChain test, weak shoes ({per_kind} a kind, threshold z >= "
           f"{CONFIG.shuffle_chain_z}); CPU, as the projection runs it: {look * 1000:.0f} ms "
           f"a look (both trays), {len(looks)} looks a shoe")
-    which = "chain,pairs,others" if everything else "chain"
+    which = "chain,pairs,others" + ("" if fit else ",nofit") if everything else "chain"
     t0 = time.time()
     for kind, riffles, by_hand, stripped in FIT_KINDS:
         res: list[dict[str, Any]] = []
@@ -1453,11 +1462,23 @@ def chain_run(per_kind: int, seed: int, workers: int = 1, chunk: int = 8,
         if everything:
             pairs = sum(r["first"] is not None for r in res)
             card = sum(r["card"] >= CONFIG.shuffle_weak_threshold for r in res)
-            fit = sum(r["fit"] >= CONFIG.shuffle_fit_z for r in res)
+            by_fit = (f"{sum(r['fit'] >= CONFIG.shuffle_fit_z for r in res)}" if fit
+                      else "not run")
             either = sum(r["chain_fired"] or r["first"] is not None
                          or r["card"] >= CONFIG.shuffle_weak_threshold
                          or r["fit"] >= CONFIG.shuffle_fit_z for r in res)
-            line += f"; pairs {pairs}; card by card {card}; fit {fit}; any {either}"
+            # the first round any test alerts at (the fit: at the shoe's end)
+            firsts = []
+            for r in res:
+                alerted = [x for x in (r["chain_first"] if r["chain_fired"] else None,
+                                       r["first"], r["card_first"],
+                                       r["last_round"] if r["fit"] >= CONFIG.shuffle_fit_z
+                                       else None) if x is not None]
+                if alerted:
+                    firsts.append(min(alerted))
+            any_when = (f" (round median {statistics.median(firsts):.0f})" if firsts else "")
+            line += (f"; pairs {pairs}; card by card {card}; fit {by_fit}; "
+                     f"any {either}{any_when}")
         print(f"{line}  {time.time() - t0:.0f} s", flush=True)
 
 
@@ -1556,6 +1577,8 @@ def main() -> None:
     parser.add_argument("--chain-all", action="store_true",
                         help="--chain: the pair count, card-by-card test and fit on the same "
                              "shoes too (seconds a shoe)")
+    parser.add_argument("--chain-no-fit", action="store_true",
+                        help="--chain-all without the whole-shoe fit (its seconds a shoe)")
     parser.add_argument("--chain-null", type=int, default=0,
                         help="fair shoes for the chain test (10000: full)")
     parser.add_argument("--chain-save", default="",
@@ -1595,7 +1618,7 @@ def main() -> None:
                        save=args.chain_save)
     if args.chain:
         chain_run(args.chain, args.seed, args.workers, cut_left=args.cut_left,
-                  everything=args.chain_all)
+                  everything=args.chain_all, fit=not args.chain_no_fit)
     if args.stacked:
         stacked_run(args.stacked, args.seed)
     if args.weak_null:
