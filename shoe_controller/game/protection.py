@@ -116,7 +116,7 @@ class AnalyticsConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     #: 120, 150, 200 and 300 cards, and at the shoe's end). Not a bound: the rate is
     #: measured on fair shoes, every look included (docs/game.md, "The chain test").
     shuffle_chain_z: Annotated[float, msgspec.Meta(gt=0)] = 6.0
-    #: Run the chain test (tens of milliseconds of CPU at each of its eight looks).
+    #: Run the chain test (tens of milliseconds of CPU at each of its seven looks).
     shuffle_chain: bool = True
     #: ``edge_sorting``: alert when a test's p-value is at most this (per evaluation).
     edge_sorting_alpha: Probability = 1e-7
