@@ -1284,12 +1284,16 @@ def _pairs_chunk(task: tuple[int, int, bool, bool, int, int, str]) -> list[dict[
         if "chain" in which:
             looks = _chain_looks(_round_ends(new_places), len(new))
             chains = [sc.ChainTest.start(old, None, DECKS), sc.ChainTest.start(old, places, DECKS)]
-            per = [[t.z(new[:m]) for _, m in looks] for t in chains]
-            best = [max(zs) for zs in zip(*per, strict=True)]
-            fired = [r for (r, _), z in zip(looks, best, strict=True)
-                     if z >= CONFIG.shuffle_chain_z]
+            seen = [t.looks(new, [m for _, m in looks]) for t in chains]
+            per = [[x.excess for x in s] for s in seen]
+            best = [max(xs) for xs in zip(*per, strict=True)]
+            fired = [r for (r, _), x in zip(looks, best, strict=True)
+                     if x >= CONFIG.shuffle_chain_nats]
             shoe.update(chain_peak=max(best), chain_first=fired[0] if fired else None,
-                        chain_fired=bool(fired), chain_families=[max(zs) for zs in per])
+                        chain_fired=bool(fired), chain_families=[max(xs) for xs in per],
+                        chain_looks=[[m, *(round(v, 3) for x in (a, b)
+                                           for v in (x.excess, x.z, x.log_lr, x.mean, x.sd))]
+                                     for (_, m), a, b in zip(looks, *seen, strict=True)])
         if others:
             # the card-by-card test as the projection feeds it: a round at a time
             card, fed, first = ShuffleTest.start(old, DECKS, places=places), 0, None
@@ -1362,7 +1366,7 @@ def pairs_run(per_kind: int, seed: int, workers: int = 1, chunk: int = 25,
     cpu = time.process_time()
     for _, m in ends:
         for t in tests:
-            t.z(new[:m])
+            t.look(new[:m])
     look = (time.process_time() - cpu) / len(ends)
     print(f"\nPair count, weak shoes ({per_kind} a kind, threshold z >= "
           f"{CONFIG.shuffle_pairs_z}); CPU, as the projection runs it: {start * 1000:.0f} ms "
@@ -1391,37 +1395,48 @@ def pairs_run(per_kind: int, seed: int, workers: int = 1, chunk: int = 25,
 
 def chain_null_run(shoes: int, seed: int, workers: int = 1, chunk: int = 50,
                    cut_left: int = CUT_LEFT, save: str = "") -> None:
-    """Fair shoes' chain tests: the largest z over every look and both trays (dealt
-    order, collected by hand), its worst, its upper quantiles, and the shoes at or above
-    [analytics] shuffle_chain_z."""
+    """Fair shoes' chain tests: the largest statistic (nats over the controls' average)
+    over every look and both trays (dealt order, collected by hand), its worst, its upper
+    quantiles, the shoes at or above [analytics] shuffle_chain_nats, and the largest
+    z-score too; ``save`` keeps every look of every shoe."""
     t0 = time.time()
     peaks: list[float] = []
     fams: list[list[float]] = []
-    z = CONFIG.shuffle_chain_z
+    zs: list[float] = []
+    looks: list[Any] = []
+    z = CONFIG.shuffle_chain_nats
     with multiprocessing.Pool(workers) if workers > 1 else _Serial() as pool:
         for res in pool.imap(_pairs_chunk, _pairs_tasks(shoes, chunk, 0, False, False, seed,
                                                           cut_left, "chain")):
             peaks += [r["chain_peak"] for r in res]
             fams += [r["chain_families"] for r in res]
-            print(f"  chain null: {len(peaks)}/{shoes} shoes, worst z {max(peaks):.2f}, at "
+            zs += [max(max(v[2], v[7]) for v in r["chain_looks"]) for r in res]
+            looks += [r["chain_looks"] for r in res]
+            print(f"  chain null: {len(peaks)}/{shoes} shoes, worst {max(peaks):.2f} nats "
+                  f"(largest z {max(zs):.2f}), at "
                   f"or above {z}: {sum(p >= z for p in peaks)}; {time.time() - t0:.0f} s",
                   flush=True)
     ranked = sorted(peaks)
     q = {f: ranked[min(len(ranked) - 1, int(f * len(ranked)))] for f in (0.5, 0.99, 0.999)}
     print(f"\nChain test, {len(peaks)} fair shoes (cut card {cut_left} from the end), the "
-          f"largest z over its looks and both trays: median {q[0.5]:.2f}, 99% {q[0.99]:.2f}, "
+          f"largest statistic (nats) over its looks and both trays: median {q[0.5]:.2f}, "
+          f"99% {q[0.99]:.2f}, "
           f"99.9% {q[0.999]:.2f}, worst {ranked[-1]:.2f}; worst dealt-order tray "
           f"{max(f[0] for f in fams):.2f}, by hand {max(f[1] for f in fams):.2f}; at or "
-          f"above shuffle_chain_z = {z}: {sum(p >= z for p in peaks)} of {len(peaks)}; "
+          f"above shuffle_chain_nats = {z}: {sum(p >= z for p in peaks)} of {len(peaks)}; "
+          f"largest z-score (not alerted on) {max(zs):.2f}; "
           f"{time.time() - t0:.0f} s")
     if save:
         with open(save, "w") as fh:
-            json.dump({"peak": peaks, "families": fams, "seed": seed}, fh)
+            json.dump({"peak": peaks, "families": fams, "seed": seed, "looks": looks,
+                       "look_fields": ["cards", *(f"{tray} {v}" for tray in ("dealt", "hand")
+                                                  for v in ("excess", "z", "log_lr", "mean",
+                                                            "sd"))]}, fh)
 
 
 def chain_run(per_kind: int, seed: int, workers: int = 1, chunk: int = 8,
               cut_left: int = CUT_LEFT, everything: bool = False, fit: bool = True) -> None:
-    """Weak shoes caught by the chain test at [analytics] shuffle_chain_z, per kind, and
+    """Weak shoes caught by the chain test at [analytics] shuffle_chain_nats, per kind, and
     the round of its first alert; with ``everything``, on the same shoes the pair count,
     the card-by-card test and (``fit``) the whole-shoe fit too, and any of them with the
     first round any alerts at."""
@@ -1436,9 +1451,9 @@ def chain_run(per_kind: int, seed: int, workers: int = 1, chunk: int = 8,
         for t in tests:
             t.look(new[:m])
     look = (time.process_time() - cpu) / len(looks)
-    print(f"\nChain test, weak shoes ({per_kind} a kind, threshold z >= "
-          f"{CONFIG.shuffle_chain_z}); CPU, as the projection runs it: {look * 1000:.0f} ms "
-          f"a look (both trays), {len(looks)} looks a shoe")
+    print(f"\nChain test, weak shoes ({per_kind} a kind, threshold >= "
+          f"{CONFIG.shuffle_chain_nats} nats); CPU, as the projection runs it: "
+          f"{look * 1000:.0f} ms a look (both trays), {len(looks)} looks a shoe")
     which = "chain,pairs,others" + ("" if fit else ",nofit") if everything else "chain"
     t0 = time.time()
     for kind, riffles, by_hand, stripped in FIT_KINDS:
@@ -1458,7 +1473,8 @@ def chain_run(per_kind: int, seed: int, workers: int = 1, chunk: int = 8,
         peaks = [r["chain_peak"] for r in res]
         end = f", {at_end} at the end" if at_end else ""
         line = (f"  {label:<46} chain {caught}/{len(res)} ({when}{end}; "
-                f"largest z median {statistics.median(peaks):.1f}, lowest {min(peaks):.1f})")
+                f"largest statistic median {statistics.median(peaks):.1f}, lowest "
+                f"{min(peaks):.1f})")
         if everything:
             pairs = sum(r["first"] is not None for r in res)
             card = sum(r["card"] >= CONFIG.shuffle_weak_threshold for r in res)
@@ -1582,7 +1598,7 @@ def main() -> None:
     parser.add_argument("--chain-null", type=int, default=0,
                         help="fair shoes for the chain test (10000: full)")
     parser.add_argument("--chain-save", default="",
-                        help="--chain-null: write every shoe's largest z to this JSON file")
+                        help="--chain-null: write every look of every shoe to this JSON file")
     parser.add_argument("--fit-truth", type=int, default=0,
                         help="fair and weak shoes: the fit's true matching against its best (32)")
     parser.add_argument("--cut-left", type=int, default=CUT_LEFT,

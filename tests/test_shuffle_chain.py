@@ -23,7 +23,7 @@ from tests.support.dealing import deal, hand_tray, left_the_shoe, tray
 from tests.support.riffles import cut, riffles, strip
 
 DECKS = 8
-THRESHOLD = AnalyticsConfig().shuffle_chain_z
+THRESHOLD = AnalyticsConfig().shuffle_chain_nats
 TEST = "shuffle_chain_previous_shoe"
 CODES = [c.code for c in ALL_CARDS]
 
@@ -121,6 +121,7 @@ def test_several_looks_in_one_pass_are_each_look_alone() -> None:
     test = ChainTest.start(old, None, DECKS)
     at = [90, 200, 416]
     for both, one in zip(test.looks(new, at), [test.look(new[:m]) for m in at], strict=True):
+        assert both.excess == pytest.approx(one.excess, abs=1e-3)
         assert both.z == pytest.approx(one.z, abs=1e-4)
         assert both.log_lr == pytest.approx(one.log_lr, abs=1e-3)
 
@@ -140,29 +141,30 @@ def weak_shoe(seed: int, k: int, by_hand: bool = False
     return old, places, left_the_shoe(deal(cards, shoe))[0]
 
 
-def best_z(old: list[str], places: list, new: list[str], m: int) -> float:
-    return max(ChainTest.start(old, None, DECKS).look(new[:m]).z,
-               ChainTest.start(old, places, DECKS).look(new[:m]).z)
+def best(old: list[str], places: list, new: list[str], m: int) -> float:
+    """The statistic of the first ``m`` cards, the larger of the two trays'."""
+    return max(ChainTest.start(old, None, DECKS).look(new[:m]).excess,
+               ChainTest.start(old, places, DECKS).look(new[:m]).excess)
 
 
 def test_fair_shoes_stay_low_and_riffled_ones_rise() -> None:
     for seed in (101, 102, 103):
         old, places, new = weak_shoe(seed, 0)
-        assert best_z(old, places, new, len(new)) < THRESHOLD
+        assert best(old, places, new, len(new)) < THRESHOLD
     for seed in (111, 112):  # four riffles: within the first hundred and fifty cards
         old, places, new = weak_shoe(seed, 4)
-        assert best_z(old, places, new, 150) >= THRESHOLD
+        assert best(old, places, new, 150) >= THRESHOLD
     for seed in (121, 122):  # five, the tray collected by hand: by the shoe's end
         old, places, new = weak_shoe(seed, 5, by_hand=True)
-        assert ChainTest.start(old, places, DECKS).z(new) >= THRESHOLD
+        assert ChainTest.start(old, places, DECKS).look(new).excess >= THRESHOLD
 
 
 def test_a_riffled_shoe_against_another_old_shoe_is_fair() -> None:
     """The statistic is about *this* old order: against an unrelated one it is low."""
     old, places, new = weak_shoe(131, 4)
     other, other_places, _ = weak_shoe(132, 0)
-    assert best_z(old, places, new, len(new)) > 3 * THRESHOLD
-    assert best_z(other, other_places, new, len(new)) < THRESHOLD
+    assert best(old, places, new, len(new)) > 3 * THRESHOLD
+    assert best(other, other_places, new, len(new)) < THRESHOLD
 
 
 def chain_alerts(events: list, config: AnalyticsConfig | None = None) -> list[IntegrityAlert]:
@@ -195,6 +197,7 @@ def test_the_alert_comes_while_a_four_riffle_shoe_is_dealt() -> None:
     assert ev["component"].startswith("chain")
     assert ev["estimated_riffles"].startswith("about ")
     assert ev["log_likelihood_ratio"] > ev["controls_mean"] and ev["controls_sd"] > 0
+    assert ev["z"] > 0 and ev["statistic"] < ev["log_likelihood_ratio"] - ev["controls_mean"]
     assert "false_alarm_rate" in ev
     assert not chain_alerts(first + second, AnalyticsConfig(shuffle_chain=False))
     third = deal(shoe_cards(143), shoe)  # a fair shoe after it
@@ -267,8 +270,8 @@ def test_unread_cards_and_a_stacked_shoe_are_scored_without_error() -> None:
     for k in range(0, 400, 7):
         new[k] = None
     look = ChainTest.start(old, None, DECKS).look(new[:300])
-    assert math.isfinite(look.z) and abs(look.z) < THRESHOLD
+    assert math.isfinite(look.excess) and look.excess < THRESHOLD
     stacked = ["AS"] * 70 + old[:330]  # 70 copies of one code
     look = ChainTest.start(old, None, DECKS).look(stacked)
-    assert math.isfinite(look.z)
-    assert math.isfinite(ChainTest.start(old, None, DECKS).look([]).z)
+    assert math.isfinite(look.excess) and math.isfinite(look.z)
+    assert math.isfinite(ChainTest.start(old, None, DECKS).look([]).excess)

@@ -112,10 +112,12 @@ class AnalyticsConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     #: ``shuffle_weak`` as the shoe is dealt (``game.shuffle_chain``): alert when the
     #: likelihood of the cards seen under a few riffles of the previous shoe's order
     #: (dealt order or a tray collected hand by hand), summed over every matching of
-    #: identical cards, has this z-score against renamed codes, at a look (after 80, 100,
-    #: 120, 150, 200 and 300 cards, and at the shoe's end). Not a bound: the rate is
+    #: identical cards, exceeds the same likelihood with the codes renamed (averaged) by
+    #: this many nats, at a look (after 80, 100, 120, 150, 200 and 300 cards, and at the
+    #: shoe's end). 12 would bound an exact likelihood ratio's false alarms by
+    #: e^-12 a look, 14 looks 8.6e-5 a shoe; this one is not exact, so the rate is
     #: measured on fair shoes, every look included (docs/game.md, "The chain test").
-    shuffle_chain_z: Annotated[float, msgspec.Meta(gt=0)] = 6.0
+    shuffle_chain_nats: Annotated[float, msgspec.Meta(gt=0)] = 12.0
     #: Run the chain test (tens of milliseconds of CPU at each of its seven looks).
     shuffle_chain: bool = True
     #: ``edge_sorting``: alert when a test's p-value is at most this (per evaluation).
@@ -626,14 +628,15 @@ def _chain(state: ProtectionState, alert: Any) -> ProtectionState:
             tests += (("tray collected hand by hand", sc.ChainTest.start(
                 state.previous, state.previous_places, state.decks)),)
     look, name = max(((t.look(dealt), name) for name, t in tests),
-                     key=lambda pair: pair[0].z)
-    if look.z >= cfg.shuffle_chain_z:
+                     key=lambda pair: pair[0].excess)
+    if look.excess >= cfg.shuffle_chain_nats:
         read = sum(1 for c in dealt if c is not None)
         riffles, strip = look.family
         alert(
-            test, "shuffle_weak", reference="previous_shoe", statistic=round(look.z, 3),
-            threshold=cfg.shuffle_chain_z, log_likelihood_ratio=round(look.log_lr, 2),
-            controls_mean=round(look.mean, 2), controls_sd=round(look.sd, 2),
+            test, "shuffle_weak", reference="previous_shoe", statistic=round(look.excess, 2),
+            threshold=cfg.shuffle_chain_nats, log_likelihood_ratio=round(look.log_lr, 2),
+            z=round(look.z, 2), controls_mean=round(look.mean, 2),
+            controls_sd=round(look.sd, 2),
             component=f"chain of old neighbours' new places, {name}",
             estimated_riffles=f"about {riffles}{', then a strip' if strip else ''}",
             false_alarm_rate="measured on fair shoes: docs/game.md (no bound)",
