@@ -1366,7 +1366,7 @@ def pairs_run(per_kind: int, seed: int, workers: int = 1, chunk: int = 25,
     cpu = time.process_time()
     for _, m in ends:
         for t in tests:
-            t.look(new[:m])
+            t.z(new[:m])
     look = (time.process_time() - cpu) / len(ends)
     print(f"\nPair count, weak shoes ({per_kind} a kind, threshold z >= "
           f"{CONFIG.shuffle_pairs_z}); CPU, as the projection runs it: {start * 1000:.0f} ms "

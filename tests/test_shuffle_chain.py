@@ -15,10 +15,11 @@ import pytest
 
 from shoe_controller.game.cards import ALL_CARDS
 from shoe_controller.game.events import IntegrityAlert, ShoeEnded
-from shoe_controller.game.protection import AnalyticsConfig, fold, initial_state, protect
+from shoe_controller.game.protection import AnalyticsConfig, initial_state, protect
 from shoe_controller.game.rules import Rules
 from shoe_controller.game.shoe import Shoe
 from shoe_controller.game.shuffle_chain import FAMILIES, LOOKS, ChainTest, _gaps
+from tests.support.alerts import alerts_after_resuming, alerts_of, riffled_after
 from tests.support.dealing import deal, hand_tray, left_the_shoe, tray
 from tests.support.riffles import cut, riffles, strip
 
@@ -168,21 +169,12 @@ def test_a_riffled_shoe_against_another_old_shoe_is_fair() -> None:
 
 
 def chain_alerts(events: list, config: AnalyticsConfig | None = None) -> list[IntegrityAlert]:
-    state = initial_state(Rules(), config)
-    out = []
-    for ev in events:
-        state, raised = protect(state, ev)
-        out += [e for e in raised if isinstance(e, IntegrityAlert)
-                and e.evidence.get("test") == TEST]
-    return out
+    return alerts_of(TEST, events, config)
 
 
 def test_the_alert_comes_while_a_four_riffle_shoe_is_dealt() -> None:
     shoe = Shoe(Rules())
-    first_cards = shoe_cards(141)
-    first = deal(first_cards, shoe)
-    rng = random.Random(142)
-    second = deal(cut(strip(riffles(tray(first_cards, first), 4, rng), rng), rng), shoe)
+    first, second = riffled_after(shoe_cards(141), 142, shoe=shoe)
     assert isinstance(second[-1], ShoeEnded) and second[-1].reason == "cut_card"
     alerts = chain_alerts(first + second)
     assert len(alerts) == 1  # once a shoe
@@ -239,29 +231,9 @@ def test_it_looks_at_its_marks_and_at_the_shoes_end_only() -> None:
 
 
 def test_a_daemon_resuming_after_the_alert_does_not_raise_it_again() -> None:
-    shoe = Shoe(Rules())
-    first_cards = shoe_cards(171)
-    first = deal(first_cards, shoe)
-    rng = random.Random(172)
-    second = deal(cut(strip(riffles(tray(first_cards, first), 4, rng), rng), rng), shoe)
-    events = first + second
-    state = initial_state(Rules())
-    at = None
-    for k, ev in enumerate(events):
-        state, raised = protect(state, ev)
-        if any(isinstance(e, IntegrityAlert) and e.evidence.get("test") == TEST
-               for e in raised):
-            at = k
-            break
-    assert at is not None and at > len(first)
-    for split, want in ((at + 1, 0), (len(first) + 30, 1)):
-        state = fold(initial_state(Rules()), events[:split])
-        found = 0
-        for ev in events[split:]:
-            state, raised = protect(state, ev)
-            found += sum(1 for e in raised if isinstance(e, IntegrityAlert)
-                         and e.evidence.get("test") == TEST)
-        assert found == want, split
+    first, second = riffled_after(shoe_cards(171), 172)
+    found = alerts_after_resuming(TEST, first + second, len(first))
+    assert found == (0, 1)
 
 
 def test_unread_cards_and_a_stacked_shoe_are_scored_without_error() -> None:

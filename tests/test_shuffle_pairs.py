@@ -16,7 +16,7 @@ import pytest
 from shoe_controller.game import inputs as I
 from shoe_controller.game.cards import ALL_CARDS, parse_card
 from shoe_controller.game.events import IntegrityAlert, ShoeEnded
-from shoe_controller.game.protection import AnalyticsConfig, initial_state, protect
+from shoe_controller.game.protection import AnalyticsConfig
 from shoe_controller.game.rules import Rules
 from shoe_controller.game.shoe import Shoe
 from shoe_controller.game.shuffle_pairs import (
@@ -27,6 +27,7 @@ from shoe_controller.game.shuffle_pairs import (
     kernel,
     tray_pairs,
 )
+from tests.support.alerts import alerts_after_resuming, alerts_of, riffled_after
 from tests.support.dealing import deal, hand_tray, tray
 from tests.support.riffles import cut, riffles, strip
 
@@ -179,21 +180,12 @@ def test_the_kernel_averages_zero_and_favours_the_gaps_riffles_leave() -> None:
 
 
 def pair_alerts(events: list, config: AnalyticsConfig | None = None) -> list[IntegrityAlert]:
-    state = initial_state(Rules(), config)
-    out = []
-    for ev in events:
-        state, raised = protect(state, ev)
-        out += [e for e in raised if isinstance(e, IntegrityAlert)
-                and e.evidence.get("test") == TEST]
-    return out
+    return alerts_of(TEST, events, config)
 
 
 def test_the_alert_comes_while_a_four_riffle_shoe_is_dealt() -> None:
     shoe = Shoe(Rules())
-    first_cards = shoe_cards(31)
-    first = deal(first_cards, shoe)
-    rng = random.Random(32)
-    second = deal(cut(strip(riffles(tray(first_cards, first), 4, rng), rng), rng), shoe)
+    first, second = riffled_after(shoe_cards(31), 32, shoe=shoe)
     assert isinstance(second[-1], ShoeEnded) and second[-1].reason == "cut_card"
     alerts = pair_alerts(first + second)
     assert len(alerts) == 1  # once a shoe
@@ -248,30 +240,9 @@ def test_no_pair_count_without_the_previous_shoe_in_full() -> None:
 def test_a_daemon_resuming_after_the_alert_does_not_raise_it_again() -> None:
     """The journal folded on resume (``protection.fold``) marks the alert raised, so the
     rest of the shoe does not raise it a second time; resumed before it, the rest does."""
-    from shoe_controller.game.protection import fold
-
-    shoe = Shoe(Rules())
-    first_cards = shoe_cards(71)
-    first = deal(first_cards, shoe)
-    rng = random.Random(72)
-    second = deal(cut(strip(riffles(tray(first_cards, first), 4, rng), rng), rng), shoe)
-    events = first + second
-    state = initial_state(Rules())
-    at = None
-    for k, ev in enumerate(events):
-        state, raised = protect(state, ev)
-        if any(isinstance(e, IntegrityAlert) and e.evidence.get("test") == TEST for e in raised):
-            at = k
-            break
-    assert at is not None and at > len(first)
-    for split, want in ((at + 1, 0), (len(first) + 30, 1)):
-        state = fold(initial_state(Rules()), events[:split])
-        found = 0
-        for ev in events[split:]:
-            state, raised = protect(state, ev)
-            found += sum(1 for e in raised if isinstance(e, IntegrityAlert)
-                         and e.evidence.get("test") == TEST)
-        assert found == want, split
+    first, second = riffled_after(shoe_cards(71), 72)
+    found = alerts_after_resuming(TEST, first + second, len(first))
+    assert found == (0, 1)
 
 
 def test_dealt_pairs_are_the_read_neighbours_one_to_four_apart() -> None:

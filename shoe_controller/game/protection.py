@@ -568,6 +568,17 @@ def _weak(state: ProtectionState, alert: Any) -> ProtectionState:
     return replace(state, weak_tests=tuple(tests), weak_fed=len(state.sequence))
 
 
+def _against_previous(state: ProtectionState, enabled: bool, test: str,
+                      decks: tuple[int, ...]) -> tuple[str | None, ...] | None:
+    """The cards this shoe dealt (to its end, once it ended), for a test against the
+    previous shoe's order that is ``enabled``, has not alerted this shoe, and was measured
+    for this many ``decks``; None when the test does not run (or that order is not known)."""
+    if not (enabled and state.previous_known) or test in state.raised \
+            or state.decks not in decks:
+        return None
+    return state.sequence[: state.ended_cards] if state.ended else state.sequence
+
+
 def _pair_count(state: ProtectionState, alert: Any) -> ProtectionState:
     """Look at the pair counts (``game.shuffle_pairs``) of the cards dealt so far against
     the previous shoe's order, when that is known, and alert on the larger z-score at its
@@ -576,12 +587,9 @@ def _pair_count(state: ProtectionState, alert: Any) -> ProtectionState:
 
     cfg = state.config
     test = "shuffle_pairs_previous_shoe"
-    if not (cfg.shuffle_pairs and state.previous_known) or test in state.raised \
-            or state.decks not in sp.CALIBRATED_DECKS:
-        return state
-    dealt = state.sequence[: state.ended_cards] if state.ended else state.sequence
-    read = sum(1 for c in dealt if c is not None)
-    if read < sp.MIN_CARDS:
+    dealt = _against_previous(state, cfg.shuffle_pairs, test, sp.CALIBRATED_DECKS)
+    read = sum(1 for c in dealt or () if c is not None)
+    if dealt is None or read < sp.MIN_CARDS:
         return state
     tests = state.pair_tests
     if tests is None:
@@ -608,16 +616,15 @@ def _pair_count(state: ProtectionState, alert: Any) -> ProtectionState:
 
 def _chain(state: ProtectionState, alert: Any) -> ProtectionState:
     """At each of the chain test's looks (``game.shuffle_chain.LOOKS`` cards dealt, and
-    the shoe's end), the larger z-score of its two trays against the previous shoe's
+    the shoe's end), the larger statistic of its two trays against the previous shoe's
     order, when that is known; alert at the threshold."""
     from shoe_controller.game import shuffle_chain as sc
 
     cfg = state.config
     test = "shuffle_chain_previous_shoe"
-    if not (cfg.shuffle_chain and state.previous_known) or test in state.raised \
-            or state.decks not in sc.CALIBRATED_DECKS:
+    dealt = _against_previous(state, cfg.shuffle_chain, test, sc.CALIBRATED_DECKS)
+    if dealt is None:
         return state
-    dealt = state.sequence[: state.ended_cards] if state.ended else state.sequence
     looks = sum(1 for m in sc.LOOKS if len(dealt) >= m)
     if looks <= state.chain_looks and not (state.ended and not state.chain_end):
         return state
