@@ -642,6 +642,9 @@ class Ink:
     #: the rows (from the top) in which the card's own edge, along a free x axis, was
     #: painted out (:func:`find_ink`'s ``edge``); 0 when it was not
     edge_rows: int = 0
+    #: the rows (from the top) painted as paper where the y axis is known: the card's
+    #: top edge and the dark beyond it; 0 along a free y axis
+    top_rows: int = 0
 
 
 def runs_from_left(mask: np.ndarray) -> np.ndarray:
@@ -701,10 +704,11 @@ def find_ink(crop: np.ndarray, min_part: int, min_contrast: float = 20.0,
     # it (the shoe interior, the rounded corner) is painted as paper
     n = min(28, h // 2, w // 2)
     e = CORNER_PAD + 3
-    ty = tx = 0
+    ty = tx = top_rows = 0
     if not free[1]:
         ty = first_median_above(ink[:n, w // 5:], 1, 0.6 * light)
-        ink[:max(e, ty + 3), :] = np.uint8(light)
+        top_rows = max(e, ty + 3)
+        ink[:top_rows, :] = np.uint8(light)
     if not free[0]:
         tx = first_median_above(ink[h // 5:, :n], 0, 0.6 * light)
         ink[:, :max(e, tx + 3)] = np.uint8(light)
@@ -712,7 +716,7 @@ def find_ink(crop: np.ndarray, min_part: int, min_contrast: float = 20.0,
         np.copyto(ink, np.uint8(light), where=_corner_triangle((h, w), max(2 * e, tx + ty) + 8))
     edge_rows = 0
     if edge:
-        top = max(e, ty + 3)
+        top = top_rows
         side = ink[top:, 0] <= 0.6 * light
         run = int(np.argmin(np.append(side, False)))  # rows of the band from the top
         if free[1] or not free[0] or run < n:
@@ -749,7 +753,8 @@ def find_ink(crop: np.ndarray, min_part: int, min_contrast: float = 20.0,
     if free[1]:
         keep &= y > 0
     keep[0] = False
-    return Ink(crop, ink, labels, stats, centroids, keep, paper, float(thr), edge_rows)
+    return Ink(crop, ink, labels, stats, centroids, keep, paper, float(thr), edge_rows,
+               top_rows)
 
 
 def attempts(g: Geometry) -> tuple[tuple[float, int], ...]:

@@ -639,14 +639,21 @@ class IndexReader:
             st = ink.stats
             ids = np.unique(zone[zone != 0]).tolist()
             first_in = None
+            top = 0
             for i in ids:
                 if st[i, 0] != 0 or ink.keep[i]:
                     continue
                 if first_in is None:
+                    out = _out_of_frame(frame, region, down, rx0, ry1)
                     # per rank row, the first crop column inside the frame
-                    out = _out_of_frame(frame, region, down, rx0, ry1)[ry0:]
-                    first_in = np.where(out.all(axis=1), rx0, np.argmin(out, axis=1))
-                if not _card_edge(ink.labels, i, ry0, ry1, first_in):
+                    first_in = np.where(out[ry0:].all(axis=1), rx0,
+                                        np.argmin(out[ry0:], axis=1))
+                    # the card's top edge painted out, and the crop's side inside the
+                    # frame from there to the rank: dark there is what the frame
+                    # shows, not its edge repeated
+                    if 0 < ink.top_rows < ry0 and not out[ink.top_rows:ry0, 0].any():
+                        top = ink.top_rows
+                if not _card_edge(ink.labels, i, ry0, ry1, first_in, top):
                     return True
         if right and not free_x and self._rank_lefts:
             # the corner known along x: the rank is the left part of another only if
@@ -799,6 +806,9 @@ class IndexReader:
         return ""
 
 
+#: The least rows (px) of the card's edge in view above a rank that starts near the
+#: card's top (:func:`_card_edge`): more than a defocused glyph's top reaches above it
+EDGE_ABOVE = 3
 #: How far (px) the dark beyond the card's own edge may reach further into the crop in
 #: a rank's rows than it does nearest the crop's side along that edge (a straight edge,
 #: turned a little, blurred)
@@ -806,11 +816,14 @@ EDGE_BULGE = 3
 
 
 def _card_edge(labels: np.ndarray, part: int, ry0: int, ry1: int,
-               first_in: np.ndarray | None = None) -> bool:
+               first_in: np.ndarray | None = None, top: int = 0) -> bool:
     """Is ``part`` (of ``labels``, running into the crop's free left side) the dark
     beyond the card's own edge, with nothing joined to it beside the rank's rows
     ``ry0:ry1``? A solid band from the crop's left side in every row from a quarter of
-    a rank's height above those rows (or more, up to a rank's height) down, whose
+    a rank's height above those rows (or more, up to a rank's height; or, on a deck
+    that prints its rank nearer the card's top than that, from ``top`` on: the crop's
+    rows painted out as the card's top edge, the crop's side inside the frame from
+    there to the rank, and at least ``EDGE_ABOVE`` rows) down, whose
     right end in the rank's rows is no more than ``EDGE_BULGE`` px further right than
     its least anywhere along it (the straight edge: a rounded corner above, a suit or a
     1 blur joined to it only reach further). Where the card runs out of the frame's edge in
@@ -827,6 +840,10 @@ def _card_edge(labels: np.ndarray, part: int, ry0: int, ry1: int,
     True
     >>> _card_edge(lab[25:], 1, 5, 35)     # too little of the edge above the rank
     False
+    >>> top = lab[25:].copy()
+    >>> top[:2] = 0                        # painted out: the card's top edge
+    >>> _card_edge(top, 1, 5, 35, top=2), _card_edge(top, 1, 4, 34, top=2)
+    (True, False)
     >>> lab[40:, :5] = 0                   # the card runs out of the frame at row 40
     >>> inside = np.full(30, 5)            # the frame's edge: column 5 on
     >>> _card_edge(lab, 1, 30, 60, inside), _card_edge(lab, 1, 30, 60, inside + 6)
@@ -846,7 +863,12 @@ def _card_edge(labels: np.ndarray, part: int, ry0: int, ry1: int,
     y0 = ry0
     while y0 > max(0, ry0 - rh) and col[y0 - 1]:
         y0 -= 1
-    if ry0 - y0 < rh // 4:
+    # the card's edge in view from its top down to the rank (the band starts where
+    # the top was painted out): what a deck whose rank starts a few px under the
+    # card's top shows above it; a glyph's streak (the frame's edge repeated) is out of
+    # the frame there, so the caller gives no ``top``
+    from_top = 0 < top == y0 and ry0 - y0 >= EDGE_ABOVE
+    if ry0 - y0 < rh // 4 and not from_top:
         return False
     y1 = ry1
     while y1 < min(h, ry1 + rh) and col[y1]:
