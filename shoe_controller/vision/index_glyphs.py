@@ -1426,25 +1426,6 @@ def merge_broken(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False)
     return replace(ink, labels=labels, stats=stats, centroids=cen, keep=keep)
 
 
-def _at_free_side(stats: np.ndarray, free: tuple[bool, bool]) -> list[int]:
-    """The parts (labels, the paper's 0 left out) that run into the crop's side along a
-    ``free`` axis: where the frame cuts the card, so what is beyond them is not known.
-
-    >>> st = np.array([[0, 0, 9, 9, 81], [0, 3, 2, 4, 8], [4, 0, 2, 2, 4], [4, 4, 2, 2, 4]])
-    >>> _at_free_side(st, (True, False)), _at_free_side(st, (True, True))
-    ([1], [1, 2])
-    >>> _at_free_side(st, (False, False))
-    []
-    """
-    at = np.zeros(len(stats), bool)
-    if free[0]:
-        at |= stats[:, 0] == 0
-    if free[1]:
-        at |= stats[:, 1] == 0
-    at[0] = False
-    return np.flatnonzero(at).tolist()
-
-
 #: Scale range of DESIGN.md, and the corner's uncertainty (px) in a crop.
 SCALES = (0.85, 1.15)
 CORNER_SLACK = 5.0
@@ -1521,7 +1502,6 @@ def locate(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False),
     # the parts' numbers as Python lists: the same values, far cheaper one by one
     idl = ids.tolist()
     stl, cenl = st.tolist(), cen.tolist()
-    framed: list[int] | None = None  # the parts at a free side (found when needed)
     for anchor_, s in tries:
         anchor = int(anchor_)
         ah = float(stl[anchor][3])
@@ -1554,17 +1534,11 @@ def locate(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False),
             half_w = 0.5 * s * (g.suit_w[1] or (g.suit_union[2] - g.suit_union[0]))
             half_h = 0.5 * s * g.suit_h[1]
             place = (scx - half_w, scy - half_h, scx + half_w, scy + half_h)
-            if framed is None:
-                framed = _at_free_side(st, free)
-            # a part the frame's edge cuts (what is beyond it is out of view) is no
-            # piece to cut a suit out of: a spade's half joined to the edge's streak
-            # matches a club
-            not_suit = [*in_rank, *framed]
-            cut = cut_joined(ink, place, not_suit, sides)
+            cut = cut_joined(ink, place, in_rank, sides)
             if cut is None:
                 why = why or "no suit where the index layout puts it"
                 if box_cut:
-                    got = cut_box(ink, place, not_suit)
+                    got = cut_box(ink, place, in_rank)
                     if got is not None:
                         new, i = got
                         sb = union_box(new.stats, [i])
