@@ -477,9 +477,23 @@ class IndexReader:
             box = (min(r[0] for r in rows), min(r[1] for r in rows),
                    max(r[0] + r[2] for r in rows), max(r[1] + r[3] for r in rows))
             got = self._read_found(clipped, replace(found, rank=rank, rank_box=box), down)
-            if isinstance(got[0], Card) and got[0].rank == 10:
+            if isinstance(got[0], Card) and got[0].rank == 10 \
+                    and not self._cut_by_suit(ink, found, beside):
                 return got
         return (0, "no whole index in view")
+
+    def _cut_by_suit(self, ink: Ink, found: Found, rank: list[int]) -> bool:
+        """Does a part other than the rank's ``rank`` run into the crop's free left side
+        in the rows of the suit ``found`` (its box, a quarter of its height more each
+        way)? The frame's edge, which cuts the rank, may then cut the suit too: what is
+        left of it (a spade's foot alone, its right half) can match another suit."""
+        _sx0, sy0, _sx1, sy1 = found.suit_box
+        m = 0.25 * (sy1 - sy0)
+        x, y, _w, h, _a = ink.stats.T
+        at = (x == 0) & (y < sy1 + m) & (y + h > sy0 - m)
+        at[0] = False
+        at[rank] = False
+        return bool(at.any())
 
     def _read_found(self, ink: Ink, found: Found, down: bool, foot: bool = True
                     ) -> tuple[Card, str, float] | tuple[int, str]:
