@@ -1240,15 +1240,16 @@ def _round_ends(places: list[Any]) -> list[tuple[int, int]]:
 
 
 def _chain_looks(ends: list[tuple[int, int]], dealt: int) -> list[tuple[int | None, int]]:
-    """(round, cards) of the chain test's looks, as the projection takes them: the first
-    round's end at or after each of ``shuffle_chain.LOOKS``, then the shoe's end."""
+    """(round, cards) of the chain test's looks, as the projection takes them: each
+    round's end where ``shuffle_chain.looks_passed`` grows, then the shoe's end."""
     from shoe_controller.game import shuffle_chain as sc
 
     out: list[tuple[int | None, int]] = []
-    for mark in sc.LOOKS:
-        first = next(((r, m) for r, m in ends if m >= mark), None)
-        if first is not None and first not in out:
-            out.append(first)
+    passed = 0
+    for r, m in ends:
+        if sc.looks_passed(m) > passed:
+            passed = sc.looks_passed(m)
+            out.append((r, m))
     return [*out, (ends[-1][0] if ends else None, dealt)]
 
 

@@ -626,7 +626,7 @@ def _chain(state: ProtectionState, alert: Any) -> ProtectionState:
     dealt = _against_previous(state, cfg.shuffle_chain, test, sc.CALIBRATED_DECKS)
     if dealt is None:
         return state
-    looks = sum(1 for m in sc.LOOKS if len(dealt) >= m)
+    looks = sc.looks_passed(len(dealt))
     if looks <= state.chain_looks and not (state.ended and not state.chain_end):
         return state
     tests = state.chain_tests

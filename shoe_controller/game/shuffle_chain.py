@@ -75,7 +75,17 @@ CONTROLS = 32
 LOOKS = (80, 100, 120, 150, 200, 300)
 #: The deck counts the threshold was measured for (``bench/integrity.py --chain-null``).
 CALIBRATED_DECKS = (8,)
-_CODES = tuple(c.code for c in ALL_CARDS)
+_INDEX = {c.code: i for i, c in enumerate(ALL_CARDS)}
+
+
+def looks_passed(cards: int) -> int:
+    """How many of ``LOOKS`` a shoe has passed with ``cards`` dealt: a look is due at a
+    round's end when this grows (and once more at the shoe's end).
+
+    >>> looks_passed(79), looks_passed(80), looks_passed(416)
+    (0, 1, 6)
+    """
+    return sum(1 for m in LOOKS if cards >= m)
 
 Place = tuple[int, str] | None
 
@@ -101,7 +111,7 @@ def _renamings(controls: int) -> np.ndarray:
 @dataclass(frozen=True, slots=True, eq=False)
 class ChainTest:
     """The chain test of a new shoe against the previous shoe's tray: built once a shoe
-    (``start``), then ``z`` of the cards dealt so far at each look."""
+    (``start``), then ``look`` at the cards dealt so far at each of ``LOOKS``."""
 
     cards: int
     decks: int
@@ -126,8 +136,7 @@ class ChainTest:
         >>> t.units
         (((0,),), ((40, 42, 41), (41, 40, 42)))
         """
-        index = {c: i for i, c in enumerate(_CODES)}
-        codes = [index.get(c, -1) if c is not None else -1 for c in reference]
+        codes = [_INDEX.get(c, -1) if c is not None else -1 for c in reference]
         units: list[tuple[tuple[int, ...], ...]] = []
         if places is None:
             units = [((c,),) for c in codes]
@@ -157,8 +166,7 @@ class ChainTest:
         """
         cards, m = self.cards, len(self.families)
         at = [len(dealt)] if at is None else list(at)
-        index = {c: i for i, c in enumerate(_CODES)}
-        codes = [index.get(c, -1) if c is not None else -1 for c in dealt[:cards]]
+        codes = [_INDEX.get(c, -1) if c is not None else -1 for c in dealt[:cards]]
         width = 1 + max([1, *np.bincount([c for c in codes if c >= 0] or [0])])
         size = 4 * cards + 2
         copies = np.full((len(at), 53, width), cards + 1, np.int64)
@@ -180,8 +188,8 @@ class ChainTest:
                 if unseen:
                     emit[k, i, len(p)] = max(self.decks - len(p), 0) / unseen
             table[:, k * size: (k + 1) * size] = self._links(seen, unseen)
-        left = np.maximum(self.decks - count, 0.0)
-        left[:, 52] = 0.0
+        # a fair chain's sum at a card: its copies over the shoe (those seen, at least decks)
+        copies_in_shoe = np.maximum(count, self.decks)
         # link[look, a, b]: where in ``table`` the links from each state of code a to
         # each of code b are (the state "not dealt yet" is ``cards``, padding ``cards + 1``)
         a, b = copies[:, :, None, :, None], copies[:, None, :, None, :]
@@ -212,9 +220,8 @@ class ChainTest:
             return new / total[:, :, None], [named], logs + np.log(total)
 
         def chance(code: int) -> np.ndarray:
-            """log of a fair chain's sum at a card of ``code``: its copies over the shoe."""
-            named = names[:, code]
-            return np.log(np.maximum(count[look, named] + left[look, named], 1e-300) / cards)
+            """log of a fair chain's sum at a card of ``code``."""
+            return np.log(copies_in_shoe[look, names[:, code]] / cards)
 
         for unit in self.units:
             if len(unit) == 1:
