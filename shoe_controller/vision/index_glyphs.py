@@ -1434,6 +1434,15 @@ CORNER_SLACK = 5.0
 LOOSE_SLACK = 2.5
 
 
+def _beyond(v: float, lo: float, hi: float) -> float:
+    """How far ``v`` lies outside [lo, hi] (negative below it, 0 inside).
+
+    >>> _beyond(13.0, 7.0, 8.0), _beyond(7.5, 7.0, 8.0), _beyond(5.0, 7.0, 8.0)
+    (5.0, 0.0, -2.0)
+    """
+    return v - min(max(v, lo), hi)
+
+
 def locate(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False),
            box_cut: bool = False, merge: bool = False, loose: bool = False,
            sides: bool = False) -> Found | str:
@@ -1538,7 +1547,16 @@ def locate(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False),
             if cut is None:
                 why = why or "no suit where the index layout puts it"
                 if box_cut:
-                    got = cut_box(ink, place, in_rank)
+                    # the box under the rank found: a corner found a few px off moves
+                    # the whole index (the rank out of where this deck's ranks start
+                    # by as much), and a box left where the corner says cuts the suit
+                    # it is to hold (a spade's lobes and foot below the box)
+                    mx = 0.0 if shift[0] else _beyond(rb[0], p + s * (g.rank_left[0] - p),
+                                                      p + s * (g.rank_left[1] - p))
+                    my = 0.0 if shift[1] else _beyond(rb[1], p + s * (g.rank_top[0] - p),
+                                                      p + s * (g.rank_top[1] - p))
+                    got = cut_box(ink, (place[0] + mx, place[1] + my, place[2] + mx,
+                                        place[3] + my), in_rank)
                     if got is not None:
                         new, i = got
                         sb = union_box(new.stats, [i])
