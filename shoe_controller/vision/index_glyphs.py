@@ -202,7 +202,8 @@ def find_regions(small: np.ndarray, min_area: float, max_regions: int = 2,
     level = float(bright.max())
     thr = max(0.45 * level, level_floor)
     _, mask = cv2.threshold(bright, thr, 255, cv2.THRESH_BINARY)
-    return level, _regions_of(small, bright, mask, min_area, max_regions, ink_share)
+    return level, _regions_of(small, bright, mask, min_area, max_regions, ink_share,
+                              hull=True)
 
 
 #: A plain card darker than the faces (see :func:`find_plain_card`) must be this much
@@ -418,10 +419,11 @@ def card_by_its_edge(small: np.ndarray, min_area: float) -> Region | str | None:
     return None
 
 def _regions_of(small: np.ndarray, bright: np.ndarray, mask: np.ndarray, min_area: float,
-                max_regions: int, measure: bool = True) -> list[Region]:
+                max_regions: int, measure: bool = True, hull: bool = False) -> list[Region]:
     """The regions of the light ``mask`` of ``small`` (``bright`` its brightest channel);
-    ``measure``: the plain-card measures too (:func:`_plain_measures`; else the colour
-    is the mean over the mask and the shares 1.0, printed)."""
+    ``measure``: the plain-card measures too (:func:`_plain_measures`, over the hull of
+    the outline with ``hull``; else the colour is the mean over the mask and the shares
+    1.0, printed)."""
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
     h, w = bright.shape
     s2 = SMALL * SMALL
@@ -446,7 +448,9 @@ def _regions_of(small: np.ndarray, bright: np.ndarray, mask: np.ndarray, min_are
         else:
             m = cv2.mean(roi, roi_mask)[0]
             mean = (m, m, m)
-        share, faint = _plain_measures(roi, c, x, y, bw, bh) if measure else (1.0, 1.0)
+        borders = (x <= 0, y <= 0, x + bw >= w, y + bh >= h)
+        share, faint = (_plain_measures(roi, c, x, y, bw, bh, borders if hull else None)
+                        if measure else (1.0, 1.0))
         # deskew the outline; its extreme extents give the card's corners
         t = math.radians(angle)
         ct, st = math.cos(t), math.sin(t)
@@ -469,7 +473,6 @@ def _regions_of(small: np.ndarray, bright: np.ndarray, mask: np.ndarray, min_are
         margin = 2 * SMALL
         clipped_tl, clipped_br = (
             not (margin <= px < fw - margin and margin <= py < fh - margin) for px, py in (tl, br))
-        borders = (x <= 0, y <= 0, x + bw >= w, y + bh >= h)
         regions.append(Region(area, angle, mean, rlevel, tl, br, touches, clipped_tl, clipped_br,
                               share, borders, faint, seen))
     return regions
@@ -540,16 +543,44 @@ def _faint_share(roi: np.ndarray, inside: np.ndarray) -> float:
     return cv2.countNonZero(cv2.bitwise_and(dark, inside)) / n
 
 
-def _plain_measures(roi: np.ndarray, contour: np.ndarray, x: int, y: int, bw: int, bh: int
+def _plain_measures(roi: np.ndarray, contour: np.ndarray, x: int, y: int, bw: int, bh: int,
+                    hull: tuple[bool, bool, bool, bool] | None = None
                     ) -> tuple[float, float]:
     """For the plain-card check: a region's print share and faint share over its inside
     (its outline, eroded). Print: pixels far from their neighbourhood's median colour (a
     plain card, however unevenly lit, has none); the faint share (:func:`_faint_share`)
     only when there is hardly any print. ``roi``: the region's bounding box (x, y, bw,
-    bh) of the small frame."""
+    bh) of the small frame. With ``hull`` (a region as light as a face; which of the
+    box's left, top, right, bottom sides are the frame's border) the inside is the
+    outline's convex hull, 3 px in from it and from the box's sides that are not the
+    frame's border (there the card runs on out of view): a card's part in view is
+    convex, and print that runs into the frame's border (a face's big pip or its index
+    the frame cuts) is no hole in the light region but a bay of its outline, which the
+    outline alone leaves out (condensed-jumbo-art's 9S, its index and a pip cut by the
+    frame, measured no print at all and read as the grey cut card). Not for a card
+    found darker than the faces: its outline, hardly above the interior, is ragged, and
+    its hull takes in the interior as print."""
     inside = np.zeros((bh, bw), np.uint8)
-    cv2.drawContours(inside, [contour], -1, 255, -1, offset=(-x, -y))
-    inside = cv2.erode(inside, _K3, iterations=3)
+    if hull is not None:
+        m = 3
+        pad = np.zeros((bh + 2 * m, bw + 2 * m), np.uint8)
+        cv2.drawContours(pad, [cv2.convexHull(contour)], -1, 255, -1,
+                         offset=(m - x, m - y))
+        # beyond a side on the frame's border the card goes on: the hull's edge row
+        # repeated, so nothing is eroded from that side (as the outline's inside is not)
+        left, top, right, bottom = hull
+        if left:
+            pad[:, :m] = pad[:, m:m + 1]
+        if right:
+            pad[:, -m:] = pad[:, -m - 1:-m]
+        if top:
+            pad[:m] = pad[m:m + 1]
+        if bottom:
+            pad[-m:] = pad[-m - 1:-m]
+        inside = cv2.erode(pad, _K3, iterations=m)[m:-m, m:-m]
+    else:
+        cv2.drawContours(inside, [contour], -1, 255, -1, offset=(-x, -y))
+        inside = cv2.erode(inside, _K3, iterations=3)
     n_in = cv2.countNonZero(inside)
     if not n_in:
         return 1.0, 1.0
