@@ -89,6 +89,9 @@ CUT_CHROMA = 0.15
 #: unknown plain card; one within the band cannot be told from the cut card by its
 #: colour under that light.
 CUT_LIGHTNESS = (0.35, 1.6)
+#: A suit with ink this near (px) the frame's edge may be cut by it (the blur of a suit
+#: whose edge the frame's edge just touches spreads about this far)
+SUIT_EDGE = 2
 #: Suit inks whose learned colours are this far apart (log-ratio units) are told apart.
 COLOUR_SPLIT = 0.3
 #: A class this close to the best (residual correlation) must be beaten pair by pair.
@@ -380,6 +383,11 @@ class IndexReader:
                         and self._lighter_beside_rank(plain, found.ink or ink, found):
                     failed = failed or (3, "rank unclear (lighter ink beside it)")
                     continue
+                if found.ink is not None and region.touches_border \
+                        and self._suit_by_the_frame(found.ink, found, frame, region, down):
+                    failed = failed or (0, "no whole index in view (the suit reaches the "
+                                           "frame's edge)")
+                    continue
                 return got  # type: ignore[return-value]
             # what was found is no index of the deck (a printed border's line taken for
             # the rank, glyphs joined by blur): the crop is looked at the next way
@@ -481,6 +489,22 @@ class IndexReader:
                     and not self._cut_by_suit(ink, found, beside):
                 return got
         return (0, "no whole index in view")
+
+    def _suit_by_the_frame(self, ink: Ink, found: Found, frame: np.ndarray, region: Region,
+                           down: bool) -> bool:
+        """Does the suit ``found``, cut out of an ink part it was joined to, have ink
+        within ``SUIT_EDGE`` px of the frame's edge? The part it was cut out of may then
+        be the edge's streak (the edge repeated in the crop) and the suit cut by the
+        edge: what the cut leaves (ext:dondorf's spade with a piece of the streak at its
+        left lobe) can match another suit (TS read as TC by the frame's edge). A suit
+        that is a part of its own is clear of the streak: whole in view."""
+        ch, cw = ink.labels.shape
+        out = _out_of_frame(frame, region, down, cw, ch)
+        if not out.any():
+            return False
+        near = cv2.dilate(out.view(np.uint8), np.ones((3, 3), np.uint8),
+                          iterations=SUIT_EDGE)
+        return bool(near[np.isin(ink.labels, found.suit)].any())
 
     def _cut_by_suit(self, ink: Ink, found: Found, rank: list[int]) -> bool:
         """Does a part other than the rank's ``rank`` run into the crop's free left side
