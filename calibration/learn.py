@@ -41,6 +41,7 @@ from shoe_controller.vision.index_learn import (
     card_regions,
     template_separation,
 )
+from shoe_controller.vision.index_reader import CUT_CHROMA, CUT_LIGHTNESS
 from shoe_controller.vision.profile import Profile, ProfileError, load_profile, save_profile
 from shoe_controller.vision.sources import IMAGE_SUFFIXES
 
@@ -216,17 +217,52 @@ def _existing_camera(path: Path) -> dict[str, object]:
                          "remove it or choose another path") from e
 
 
+def cut_like_the_stock(profile: Profile) -> list[str]:
+    """A warning for each learned cut card that the reader cannot tell by its colour
+    from the cards' stock: its chromaticity within ``CUT_CHROMA`` of the faces' and its
+    brightest level within ``CUT_LIGHTNESS`` of theirs. A card whose print is all out of
+    the window (its plain margin alone in view) then reads as the cut card: a plain
+    region is the cut card by its colour alone (condensed-jumbo-art's light-grey cut
+    card: 0.02 from its white stock's chromaticity, 0.78 times as light).
+
+    >>> p = Profile(colours={"face_chroma": [0.33, 0.33, 0.34], "face_level": 249.0,
+    ...                      "cut_chromas": [[0.33, 0.34, 0.33], [0.1, 0.4, 0.5]],
+    ...                      "cut_levels": [195.0, 229.0]})
+    >>> [w[:72] for w in cut_like_the_stock(p)]
+    ["warning: the cut card (CUT) is coloured like the cards' stock (0.02 from"]
+    """
+    c = profile.colours
+    if "face_chroma" not in c or "face_level" not in c:
+        return []
+    face = np.array(c["face_chroma"], np.float64)
+    level = float(c["face_level"])
+    lo, hi = CUT_LIGHTNESS
+    out = []
+    for i, (chroma, cut_level) in enumerate(zip(c.get("cut_chromas", []),
+                                                c.get("cut_levels", []), strict=False)):
+        d = float(np.abs(np.array(chroma, np.float64) - face).sum())
+        ratio = float(cut_level) / max(level, 1e-6)
+        if d <= CUT_CHROMA and lo <= 1.0 / max(ratio, 1e-6) <= hi:
+            name = "CUT" if i == 0 else f"CUT{i + 1}"
+            out.append(f"warning: the cut card ({name}) is coloured like the cards' stock "
+                       f"({d:.2f} from its hue, {ratio:.2f} times as light): a card whose "
+                       "print is all out of the window would read as the cut card; a cut "
+                       "card of a clearly different colour is safer")
+    return out
+
+
 def _summary(profile: Profile, out: Path, source: str) -> str:
     sep = template_separation(profile)
     g = profile.geometry
     r, s = sep["rank"], sep["suit"]
-    return (
-        f"learned 52 cards and the cut card from {source}\n"
+    return "\n".join([
+        f"learned 52 cards and the cut card from {source}",
         f"index: rank {g['rank_h_px']:.0f} px high, suit {g['suit_h_px']:.0f} px; "
-        f"most alike ranks {r[0]}/{r[1]} ({r[2]:.2f}), suits {s[0]}/{s[1]} ({s[2]:.2f})\n"
-        f"every calibration frame reads back correctly\n"
-        f"wrote {out}"
-    )
+        f"most alike ranks {r[0]}/{r[1]} ({r[2]:.2f}), suits {s[0]}/{s[1]} ({s[2]:.2f})",
+        "every calibration frame reads back correctly",
+        *cut_like_the_stock(profile),
+        f"wrote {out}",
+    ])
 
 
 def _live_frames(args: argparse.Namespace) -> tuple[Iterable[np.ndarray], object]:
