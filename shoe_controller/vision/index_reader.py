@@ -657,16 +657,20 @@ class IndexReader:
         or on the left ink of a part that runs into the crop's free side (the frame's
         edge, or the dark beyond the card's edge, joined to it). The 1 of a 10 out of
         view, or blurred into the dark at the frame's edge, leaves its 0, which may be
-        read as an 8: what the rank is is then not known, whatever the layout says."""
+        read as an 8: what the rank is is then not known, whatever the layout says. On
+        the left the frame's edge within the gap is no such rest when the card's own
+        edge is in view between it and the rank (:func:`_card_edge`, the band reaching
+        2 px or more past the frame's edge in every rank row): nothing of the card lies
+        beyond its edge."""
         rx0, ry0, rx1, ry1 = found.rank_box
         gap = self._side_gap(found, card)
         cw = ink.labels.shape[1]
         if left:
             x0 = rx0 - gap
-            if x0 <= 0:
-                return True
-            if _out_of_frame(frame, region, down, rx0, ry1)[ry0:, x0:].any():
-                return True
+            out = _out_of_frame(frame, region, down, rx0, ry1)
+            # the frame's edge within the gap: the rest of a rank may be out of view,
+            # unless the card's own edge is in view between it and the rank (below)
+            near = x0 <= 0 or bool(out[ry0:, max(x0, 0):].any())
             # a part the frame cuts is the rest of the other rank wherever that rest
             # would be: from where the other rank starts to where this one does (the
             # learned starts at the frame's scale), not only within the gap between the
@@ -676,23 +680,33 @@ class IndexReader:
             zone = ink.labels[ry0:ry1, zx0:rx0]
             st = ink.stats
             ids = np.unique(zone[zone != 0]).tolist()
-            first_in = None
-            top = 0
+            # per rank row, the first crop column inside the frame
+            first_in = np.where(out[ry0:].all(axis=1), rx0, np.argmin(out[ry0:], axis=1))
+            seen = False
             for i in ids:
                 if st[i, 0] != 0 or ink.keep[i]:
                     continue
-                if first_in is None:
-                    out = _out_of_frame(frame, region, down, rx0, ry1)
-                    # per rank row, the first crop column inside the frame
-                    first_in = np.where(out[ry0:].all(axis=1), rx0,
-                                        np.argmin(out[ry0:], axis=1))
-                    # the card's top edge painted out, and the crop's side inside the
-                    # frame from there to the rank: dark there is what the frame
-                    # shows, not its edge repeated
-                    if 0 < ink.top_rows < ry0 and not out[ink.top_rows:ry0, 0].any():
-                        top = ink.top_rows
+                top = 0
+                t0 = ink.top_rows
+                if 0 < t0 < ry0:
+                    # the card's top edge painted out, and from there to the rank the
+                    # crop's side inside the frame, or the part reaching past the
+                    # frame's edge into the frame in every row: dark there is what the
+                    # frame shows, not its edge repeated
+                    above = out[t0:ry0]
+                    inside = np.where(above.all(axis=1), rx0, np.argmin(above, axis=1))
+                    band = ink.labels[t0:ry0, :rx0] == i
+                    if not above[:, 0].any() or bool(
+                            (runs_from_left(band) > inside + 1).all()):
+                        top = t0
                 if not _card_edge(ink.labels, i, ry0, ry1, first_in, top):
                     return True
+                # the card's edge in view in every rank row, inside the frame: nothing
+                # of the card, so of a rank, lies beyond it
+                seen = seen or bool(
+                    (runs_from_left(ink.labels[ry0:ry1, :rx0] == i) > first_in + 1).all())
+            if near and not seen:
+                return True
         if right and not free_x and self._rank_lefts:
             # the corner known along x: the rank is the left part of another only if
             # another rank starts where it does (the corner known to CORNER_SLACK, and
