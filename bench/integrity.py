@@ -651,11 +651,39 @@ def exact_gsr_llr(old_positions: list[int], riffles: int) -> float:
     >>> exact_gsr_llr(list(range(52)), 1) > 100, exact_gsr_llr([1, 0, 3, 2], 1)
     (True, -inf)
     """
-    a, n = 2 ** riffles, len(old_positions)
-    r = rising_sequences(old_positions)
+    return gsr_llr(rising_sequences(old_positions), 2 ** riffles, len(old_positions))
+
+
+def gsr_llr(r: int, a: int, n: int) -> float:
+    """``log(n! C(a + n - r, n) / a**n)``: the log-likelihood ratio of an ``a``-shuffle
+    against a fair shuffle for one permutation of ``n`` cards with ``r`` rising sequences;
+    ``-inf`` when ``r > a``.
+
+    >>> math.isclose(gsr_llr(1, 2, 2), math.log(3 * 2 / 4)), gsr_llr(3, 2, 2)
+    (True, -inf)
+    """
     if r > a:
         return -math.inf
-    return (math.lgamma(a + n - r + 1) - math.lgamma(a - r + 1) - n * math.log(a))
+    return math.lgamma(a + n - r + 1) - math.lgamma(a - r + 1) - n * math.log(a)
+
+
+def by_position(events: list[Any]) -> tuple[list[Any], int]:
+    """The same events with each card that left the shoe named by its position in the
+    order it left (``"0"``, ``"1"``, ...), and how many left.
+
+    >>> tagged, n = by_position(list(shoe_events(1, fresh_cards(), lambda c: None)))
+    >>> n > 400, [ev.card for ev in tagged if hasattr(ev, "card")][:3]
+    (True, ['0', '1', '2'])
+    """
+    tagged: list[Any] = []
+    i = 0
+    for ev in events:
+        if isinstance(ev, BurnIndicator | CardBurned | CardDealt):
+            tagged.append(msgspec.structs.replace(ev, card=str(i)))
+            i += 1
+        else:
+            tagged.append(ev)
+    return tagged, i
 
 
 def _oracle_shoe(riffles: int, stripped: bool, by_hand: bool, rng: random.Random
@@ -665,14 +693,7 @@ def _oracle_shoe(riffles: int, stripped: bool, by_hand: bool, rng: random.Random
     previous = fresh_cards()
     rng.shuffle(previous)
     events = list(shoe_events(1, previous, lambda c: None))
-    tagged: list[Any] = []
-    i = 0
-    for ev in events:  # the same events with each card named by its dealt position
-        if isinstance(ev, BurnIndicator | CardBurned | CardDealt):
-            tagged.append(msgspec.structs.replace(ev, card=str(i)))
-            i += 1
-        else:
-            tagged.append(ev)
+    tagged, _ = by_position(events)
     stack = discard_stack([str(j) for j in range(len(previous))], tagged, by_hand, rng)
     new = weakly_shuffled(stack, riffles, rng, stripped=stripped)
     return previous, [int(s) for s in new], events

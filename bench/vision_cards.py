@@ -54,8 +54,9 @@ def by_the_edge(card: str, design: str) -> Iterator[tuple[str, int, Pose]]:
     for rng in ("guided", "full"):
         for down in (False, True):
             for angle in (-6.0, -2.0, 2.0, 6.0):
-                # the card's face x=0 this far left of the frame's edge
-                for corner in np.arange(-edge - (x0 - edge) - 8.0, -edge + 4.0, 1.5):
+                # the card's face x=0 this far left of the frame's edge: from the
+                # index's first 8 px out of view to the card's edge 4 px inside
+                for corner in np.arange(-x0 - 8.0, -edge + 4.0, 1.5):
                     for scale in (0.9, 1.1):
                         cx = float(corner) + scale * icx
                         pose = Pose((render.FRAME_W - 1 - cx if down else cx,

@@ -50,7 +50,6 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-import msgspec
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -88,11 +87,7 @@ def log_weight(r: np.ndarray, a: int, n: int) -> np.ndarray:
     >>> math.isclose(float(log_weight(np.array([1]), 2, 2)[0]), math.log(3 * 2 / 4))
     True
     """
-    out = np.full(r.shape, -np.inf)
-    for i, x in enumerate(r):
-        if x <= a:
-            out[i] = math.lgamma(a + n - x + 1) - math.lgamma(a - x + 1) - n * math.log(a)
-    return out
+    return np.array([b.gsr_llr(int(x), a, n) for x in r])
 
 
 def wham(hists: np.ndarray, lams: np.ndarray) -> np.ndarray:
@@ -264,12 +259,7 @@ def bench_shoe(k: int, by_hand: bool, rng: random.Random
     cards numbered as ``estimate`` wants them."""
     previous = b.fresh_cards()
     rng.shuffle(previous)
-    tagged, dealt = [], 0
-    for ev in b.shoe_events(1, previous, lambda c: None):
-        if isinstance(ev, BurnIndicator | CardBurned | CardDealt):
-            ev = msgspec.structs.replace(ev, card=str(dealt))
-            dealt += 1
-        tagged.append(ev)
+    tagged, dealt = b.by_position(list(b.shoe_events(1, previous, lambda c: None)))
     tray = b.discard_stack([str(j) for j in range(len(previous))], tagged, by_hand, rng)
     new = list(tray)
     if k < 0:
