@@ -156,8 +156,8 @@ def _timed(reader: IndexReader, frame: np.ndarray, cpu: list[float], wall: list[
 
 def bench_frames(style: str, rng_name: str, n: int, seed: int, pool: mp.pool.Pool,
                  reader: IndexReader, cpu: list[float], wall: list[float],
-                 per_card: dict[str, Counter[str]], by_card: dict[str, list[str]]
-                 ) -> dict[str, object]:
+                 per_card: dict[str, Counter[str]], by_card: dict[str, list[str]],
+                 dump: Path | None = None) -> dict[str, object]:
     labels = render.evaluation_labels(n, seed)
     jobs = [(label, style, rng_name, seed * 1_000_003 + i) for i, label in enumerate(labels)]
     correct = rejected = misread = orient_wrong = 0
@@ -165,10 +165,15 @@ def bench_frames(style: str, rng_name: str, n: int, seed: int, pool: mp.pool.Poo
     reasons: Counter[str] = Counter()
     rendered = (item for start in range(0, len(jobs), BATCH)
                 for item in pool.map(_render, jobs[start:start + BATCH], chunksize=8))
-    for label, orientation, frame in rendered:
+    for i, (label, orientation, frame) in enumerate(rendered):
         read = _timed(reader, frame, cpu, wall)
         got = verdict(read)  # type: ignore[arg-type]
         by_card[label].append(got)
+        if dump is not None and got != label:
+            # named so that the frame can be rendered again: design, range, index, truth
+            why = read.reason if got == "REJECT" else f"read as {got}"  # type: ignore[attr-defined]
+            name = f"{style.replace(':', '_')}-{rng_name}-{i:05d}-{label}-{why}"
+            cv2.imwrite(str(dump / (name.replace('/', '_').replace(' ', '_') + ".png")), frame)
         if got == label:
             correct += 1
             if read.kind == "card" and read.orientation != orientation:  # type: ignore[attr-defined]
@@ -424,6 +429,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--core", type=int, default=None,
                    help="pin the reading process to this core once the rendering workers "
                         "are started (they stay free to run anywhere)")
+    p.add_argument("--dump", type=Path, default=None,
+                   help="write every frame not read right here, named by design, range, "
+                        "frame index, truth and reason")
     args = p.parse_args(argv)
     global REPEAT
     REPEAT = max(1, args.repeat)
@@ -432,6 +440,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         p.error(str(e))
     cv2.setNumThreads(1)
+    if args.dump is not None:
+        args.dump.mkdir(parents=True, exist_ok=True)
     print("index reader: 640x480 BGR frames, cv2.setNumThreads(1), read in one process; "
           "labels: 90% cards (52 codes), 5% CUT, 5% NONE;")
     print("misread = any wrong verdict that is not a rejection; ms = CPU ms per frame on one "
@@ -469,7 +479,8 @@ def main(argv: list[str] | None = None) -> int:
                 if n <= 0:
                     continue
                 r = bench_frames(style, rng_name, n, args.seed, pool, reader, cpu, wall,
-                                 per_card, by_card if rng_name == "full" else defaultdict(list))
+                                 per_card, by_card if rng_name == "full" else defaultdict(list),
+                                 args.dump)
                 min_acc, max_mis = TARGETS[rng_name]
                 m = r["accuracy"] >= min_acc and r["misread"] <= max_mis * n  # type: ignore[operator]
                 met &= m
