@@ -760,6 +760,9 @@ class DeckLearner:
             "part_apart": _part_apart(lookalikes, layout, right_parts),
             # alike rank pairs and what tells each apart (the reader's last word on them)
             "alike_ranks": self._alike_ranks(geometry, crop, rank_t, rank_l),
+            # what tells each such rank from the part alone it is taken for (after
+            # _alike_ranks: its camera views)
+            "part_alike": self._part_alike(lookalikes),
             # where each rank starts (px from the crop's corner at the calibrated
             # scale, least and greatest over its suits): a rank that starts where no
             # other does is no left part of another
@@ -789,6 +792,8 @@ class DeckLearner:
 
         tm = _Templates(rank_t, rank_l, 13)
         views: dict[int, list[np.ndarray]] = {}
+        # the first and the last part alone of a rank of several parts (its 1, its 0)
+        parts: dict[tuple[int, str], list[np.ndarray]] = {}
         pairs: set[tuple[int, int]] = set()
         closest: dict[tuple[int, int], float] = {}
         for code, smp in sorted(self.samples.items()):
@@ -806,6 +811,12 @@ class DeckLearner:
                 if rv is None:
                     continue
                 views.setdefault(r_i, []).append(rv)
+                if len(found.rank) > 1:
+                    order = sorted(found.rank, key=lambda i: int(ink.stats[i, 0]))
+                    for side, i in (("left", order[0]), ("right", order[-1])):
+                        pv = glyph_vector(ink, [i], RANK_CANVAS)
+                        if pv is not None:
+                            parts.setdefault((r_i, side), []).append(pv)
                 q = rv - tm.mean
                 q /= max(float(np.linalg.norm(q)), 1e-9)
                 res = tm._best(tm.res @ q)
@@ -824,12 +835,41 @@ class DeckLearner:
                     if pm < ALIKE_PAIR or int(order[0]) != r_i:
                         pairs.add(key)
         self.alike_closest = closest
+        self._camera_ranks, self._camera_parts = views, parts
         out: list[dict[str, object]] = []
         for a, b in sorted(pairs):
             if len(views.get(a, ())) < 4 or len(views.get(b, ())) < 4:
                 continue
             d = _pair_discriminant(np.array(views[a]), np.array(views[b]))
             out.append({"ranks": RANK_CHARS[a] + RANK_CHARS[b], **d})
+        return out
+
+    def _part_alike(self, lookalikes: Mapping[str, Mapping[str, list[str]]]
+                    ) -> list[dict[str, object]]:
+        """What tells a rank from the part alone of another rank that it is taken for
+        (``lookalikes``, :func:`part_lookalikes`: the 0 of a 10 read as the deck's 9),
+        from the camera views :meth:`_alike_ranks` made of both: Fisher's discriminant
+        (:func:`_pair_discriminant`) and ``read_above``, the projection above which a
+        frame's rank is that rank and no such part (:func:`_part_line`). A pair whose
+        views overlap gets no entry: the reader then cannot tell the two apart by shape
+        and keeps asking whether the rest of the other rank may be out of view."""
+        out: list[dict[str, object]] = []
+        for side, table in sorted(lookalikes.items()):
+            # the rest of the other rank is on ``side``: the part is its other end
+            part = "right" if side == "left" else "left"
+            for own, others in sorted(table.items()):
+                a = self._camera_ranks.get(RANK_CHARS.index(own), [])
+                for other in others:
+                    b = self._camera_parts.get((RANK_CHARS.index(other), part), [])
+                    if len(a) < PART_VIEWS or len(b) < PART_VIEWS:
+                        continue
+                    d = _pair_discriminant(np.array(a), np.array(b))
+                    w = np.array(d["w"], np.float64)
+                    line = _part_line(np.array(a) @ w - float(d["offset"]),
+                                      np.array(b) @ w - float(d["offset"]))
+                    if line is not None:
+                        out.append({"rank": own, "part_of": other, "side": side,
+                                    "w": d["w"], "offset": d["offset"], "read_above": line})
         return out
 
     def verify(self, profile: Profile) -> None:
@@ -1008,6 +1048,31 @@ def _pair_discriminant(a: np.ndarray, b: np.ndarray) -> dict[str, object]:
     return {"w": [float(v) for v in w], "offset": offset,
             "a_above": max(hi, mid) + ALIKE_MARGIN_SD * sd,
             "b_below": min(lo, mid) - ALIKE_MARGIN_SD * sd}
+
+
+#: Camera views of a rank and of the part alone it is taken for, each, below which no
+#: line between them is learned.
+PART_VIEWS = 16
+#: Where between the part's views (0) and the rank's (1) the reader starts to read the
+#: rank: only a glyph nearer the rank's views than three quarters of the gap between
+#: the two is read as the rank where the rest of the other rank could be out of view.
+PART_LINE = 0.75
+
+
+def _part_line(own: np.ndarray, part: np.ndarray) -> float | None:
+    """The projection above which a glyph is the rank (``own``: its views' projections)
+    and no part alone of another rank (``part``'s views): ``PART_LINE`` of the way from
+    the part's greatest to the rank's least; None when the two overlap.
+
+    >>> _part_line(np.array([0.2, 0.3]), np.array([-0.2, -0.3]))
+    0.1
+    >>> _part_line(np.array([0.2, -0.25]), np.array([-0.2, -0.3])) is None
+    True
+    """
+    lo, hi = float(own.min()), float(part.max())
+    if lo <= hi:
+        return None
+    return round(hi + PART_LINE * (lo - hi), 12)
 
 
 def _min_part(g: Geometry) -> int:

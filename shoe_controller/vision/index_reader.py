@@ -164,6 +164,14 @@ class IndexReader:
         # comes near (learned; none in a profile from before it was): their layout
         # rejects that part, wherever the rest of its rank is
         self._part_apart = frozenset(str(c) for c in g.get("part_apart") or [])
+        # per such rank, what tells it from each part alone it is taken for (learned;
+        # none in a profile from before it was): (the other rank, discriminant, offset,
+        # the projection above which the glyph is the rank)
+        self._part_alike: dict[str, list[tuple[str, np.ndarray, float, float]]] = {}
+        for d in g.get("part_alike") or []:
+            self._part_alike.setdefault(str(d["rank"]), []).append(
+                (str(d["part_of"]), np.asarray(d["w"], np.float32), float(d["offset"]),
+                 float(d["read_above"])))
         self._rank_lefts = {r: (float(v[0]), float(v[1]))
                             for r, v in (g.get("rank_lefts") or {}).items()}
         self._attempts = attempts(self._geometry)
@@ -375,7 +383,8 @@ class IndexReader:
                 if cut is None and (left or (on_right and not whole)) \
                         and self._rank_by_the_edge(frame, region, down, found.ink or ink,
                                                    found, got[0], left,
-                                                   on_right and not whole, free[0]):
+                                                   on_right and not whole, free[0]) \
+                        and not self._no_part_alone(found.ink or ink, found, got[0]):
                     failed = failed or (0, "no whole index in view (the rank reaches the "
                                            "frame's edge)")
                     continue
@@ -435,6 +444,24 @@ class IndexReader:
         as (the 8 that a 10's 0 alone matches), on either side?"""
         char = RANK_CHARS[card.rank - 1]
         return char in self._part_lookalikes["left"] or char in self._part_lookalikes["right"]
+
+    def _no_part_alone(self, ink: Ink, found: Found, card: Card) -> bool:
+        """Is the rank ``found`` (read as ``card``) by its shape that rank and none of
+        the parts alone of other ranks it is taken for (the 0 of a 10 read as a 9):
+        nearer its own views than the learned line (``part_alike``) for every such
+        part? Then what lies out of view beside it does not matter: it is no 10 whose 1
+        the frame cuts off. False when the profile learned no such line for one of
+        them (the two overlap, or a profile from before it was learned)."""
+        char = RANK_CHARS[card.rank - 1]
+        others = {o for side in ("left", "right")
+                  for o in self._part_lookalikes[side].get(char, ())}
+        lines = self._part_alike.get(char, [])
+        if not others or not others <= {o for o, *_ in lines}:
+            return False
+        rv = glyph_vector(ink, found.rank, RANK_CANVAS)
+        if rv is None:
+            return False
+        return all(float(w @ rv) - offset > above for _o, w, offset, above in lines)
 
     def _cut_beside_rank(self, ink: Ink, found: Found, frame: np.ndarray, region: Region,
                          down: bool) -> tuple[Card, str, float] | tuple[int, str] | None:
