@@ -44,15 +44,15 @@ import sys, cv2, numpy as np
 cv2.setNumThreads(1)
 from shoe_controller.sim import render
 from shoe_controller.sim.render import CALIBRATION, FULL, GUIDED, Pose
-out, n = sys.argv[1], int(sys.argv[2])
-for style in sys.argv[3:]:
+out, n, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+for style in sys.argv[4:]:
     cal = [(lab, render.render_frame(lab, style, CALIBRATION, seed=i, pose=Pose())[0])
            for i, lab in enumerate((*render.CARD_CODES, "CUT"))]
     frames, names = [], []
     for rng, deg, k, grey in (("guided", GUIDED, n, False), ("full", FULL, n, False),
                               ("grey", FULL, max(n // 10, 2), True)):
-        for lab in render.evaluation_labels(k, 7 + len(names)):
-            frames.append(render.render_frame(lab, style, deg, seed=5000 + len(names),
+        for lab in render.evaluation_labels(k, 7 + seed + len(names)):
+            frames.append(render.render_frame(lab, style, deg, seed=5000 + seed + len(names),
                                               grey=grey)[0])
             names.append(f"{rng}:{lab}")
     for k in range(4):
@@ -180,6 +180,45 @@ def _pct(values: list[float], q: float) -> float:
     return s[min(len(s) - 1, round(q / 100 * (len(s) - 1)))]
 
 
+def _word(read: list[object]) -> str:
+    """A read ([kind, card, orientation, confidence, reason]) in one word.
+
+    >>> _word(["card", "9C", "up", "0.9", ""]), _word(["reject", None, None, "0.0", "x"])
+    ('9C', 'REJECT')
+    """
+    kind = read[0]
+    if kind == "card":
+        return str(read[1])
+    return {"cut": "CUT", "empty": "NONE"}.get(str(kind), "REJECT")
+
+
+def _verdict_changes(style: str, base: dict[str, list], new: dict[str, list]) -> int:
+    """Print how the verdicts of one design moved against the truth (the label in each
+    frame's name; a frame of two cards is right as either card, whose index may be the
+    only one in view, or rejected); the count of frames the change made worse (read
+    wrong, or rejected where the base read right)."""
+    moves: dict[str, int] = {}
+    worse = 0
+    lines = []
+    for name, r1, r2 in zip(base["names"], base["reads"], new["reads"], strict=True):
+        kind, label = name.split(":", 1)
+        truth = {label[:2], label[2:], "REJECT"} if kind == "two" else {label}
+        a, b = _word(r1), _word(r2)
+        ka = "right" if a in truth else "rejected" if a == "REJECT" else "WRONG"
+        kb = "right" if b in truth else "rejected" if b == "REJECT" else "WRONG"
+        moves[f"{ka} -> {kb}"] = moves.get(f"{ka} -> {kb}", 0) + 1
+        if kb == "WRONG" or (ka == "right" and kb != "right"):
+            worse += 1
+            lines.append(f"    {name}: {r1} -> {r2}")
+        elif ka == "WRONG":
+            lines.append(f"    {name} (the base read it wrong): {r1} -> {r2}")
+    print(f"{style:28} {len(base['reads'])} frames: "
+          + ", ".join(f"{k} {v}" for k, v in sorted(moves.items())))
+    for line in lines[:8]:
+        print(line)
+    return worse
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--base", required=True, help="git revision to compare with (e.g. main)")
@@ -189,6 +228,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=2, help="reads per frame timed")
     p.add_argument("--core", type=int, default=max(os.sched_getaffinity(0)),
                    help="the core the timing process is pinned to (-1: not pinned)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="added to the frames' seeds (0: the frames this tool always read)")
+    p.add_argument("--verdicts", action="store_true",
+                   help="for a change meant to read more: compare the verdicts in one word "
+                        "(the card, CUT, NONE or REJECT) against the truth, print how many "
+                        "frames went from right to rejected, rejected to right, and any "
+                        "that either version read wrong; exit 1 when the change reads any "
+                        "frame wrong or rejects one the base read right")
     args = p.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         base, corpus = Path(tmp) / "base", Path(tmp) / "corpus"
@@ -197,19 +244,22 @@ def main(argv: list[str] | None = None) -> int:
         archive = subprocess.run(["git", "archive", args.base], cwd=ROOT, capture_output=True,
                                  check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
-        _run(ROOT, _RENDER, str(corpus), str(args.frames), *args.designs)
+        _run(ROOT, _RENDER, str(corpus), str(args.frames), str(args.seed), *args.designs)
         out_a, out_b = _run_both((base, ROOT), _READ, str(corpus), "1", *args.designs)
         a, b = json.loads(out_a), json.loads(out_b)
         renamed = Path(tmp) / "renamed"
         _rename_package(base / "shoe_controller", renamed / "shoe_controller_base")
         core = args.core if args.core >= 0 and shutil.which("taskset") else None
         pre = ["taskset", "-c", str(core)] if core is not None else []
-        timing = subprocess.run([*pre, sys.executable, "-c", _AB, str(renamed), str(corpus),
-                                 str(args.repeat), *args.designs], cwd=ROOT, env=_env(ROOT),
-                                capture_output=True, text=True, check=False)
-        if timing.returncode != 0:
-            raise SystemExit(f"timing: {timing.stderr.strip()[-2000:]}")
-        ms = json.loads(timing.stdout)
+        ms = {}
+        if not args.verdicts:  # a change meant to read more is not timed here
+            timing = subprocess.run([*pre, sys.executable, "-c", _AB, str(renamed),
+                                     str(corpus), str(args.repeat), *args.designs], cwd=ROOT,
+                                    env=_env(ROOT), capture_output=True, text=True,
+                                    check=False)
+            if timing.returncode != 0:
+                raise SystemExit(f"timing: {timing.stderr.strip()[-2000:]}")
+            ms = json.loads(timing.stdout)
     differences = 0
     ms_a: list[float] = []
     ms_b: list[float] = []
@@ -220,6 +270,9 @@ def main(argv: list[str] | None = None) -> int:
             differences += not same
             why = " | ".join(v.get("learn_error", "learned")[:120] for v in (x, y))
             print(f"{style:28} learning fails {'alike' if same else 'DIFFERENTLY'}: {why}")
+            continue
+        if args.verdicts:
+            differences += _verdict_changes(style, x, y)
             continue
         diff = [(n, r1, r2) for n, r1, r2 in zip(x["names"], x["reads"], y["reads"], strict=True)
                 if r1 != r2]
