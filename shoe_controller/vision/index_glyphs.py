@@ -148,6 +148,47 @@ def channel_min(img: np.ndarray) -> np.ndarray:
     return np.minimum(np.minimum(img[..., 0], img[..., 1]), img[..., 2])
 
 
+#: Degrees either side of a direction counted with it (less the further off) when the
+#: commonest direction of an outline's hull's sides is found (:func:`_hull_direction`).
+DIRECTION_WINDOW = 2
+
+
+def _hull_direction(pts: np.ndarray, w: int, h: int) -> float | None:
+    """The commonest direction (degrees, folded into [-45, 45), to a degree) of the
+    sides of the convex hull of an outline, each side counted by its length, with its
+    neighbours within ``DIRECTION_WINDOW`` degrees less the further off; a side along
+    the frame's border (the frame cuts the card there) is not counted. None when no
+    side is left.
+
+    The outline's own steps are a poor guide: a chord of a few steps along a straight
+    edge points one of two whole-pixel ways around the edge (7 and 14 degrees at 10),
+    and court art that reaches the card's edge cuts notches of its own directions into
+    the outline (ext:paris: 0 degrees outnumbered the card's 10). The hull spans the
+    notches, and its long sides are the card's edges.
+
+    >>> sq = cv2.boxPoints(((60.0, 60.0), (40.0, 50.0), 10.3))
+    >>> _hull_direction(sq.astype(np.float64), 160, 120)
+    10.5
+    """
+    hull = cv2.convexHull(pts.astype(np.float32))[:, 0, :].astype(np.float64)
+    if len(hull) < 2:
+        return None
+    a, b = hull, np.roll(hull, -1, axis=0)
+    border = (((a[:, 0] <= 0) & (b[:, 0] <= 0)) | ((a[:, 0] >= w - 1) & (b[:, 0] >= w - 1))
+              | ((a[:, 1] <= 0) & (b[:, 1] <= 0)) | ((a[:, 1] >= h - 1) & (b[:, 1] >= h - 1)))
+    d = (b - a)[~border]
+    length = np.hypot(d[:, 0], d[:, 1])
+    if not (length > 0).any():
+        return None
+    folded = (np.degrees(np.arctan2(d[:, 1], d[:, 0])) + 45.0) % 90.0
+    weight = np.bincount(folded.astype(np.int64) % 90, weights=length, minlength=90)[:90]
+    # a triangle window: the peak at the middle of a run of equal bins
+    window = np.arange(-DIRECTION_WINDOW, DIRECTION_WINDOW + 1)
+    near = weight[(np.arange(90)[:, None] + window) % 90] @ (DIRECTION_WINDOW + 1.0
+                                                             - np.abs(window))
+    return float(np.argmax(near)) + 0.5 - 45.0
+
+
 def _outline_angle(pts: np.ndarray, w: int, h: int) -> float | None:
     """Dominant edge direction of a closed outline (small px), folded into [-45, 45)."""
     n = len(pts)
@@ -160,9 +201,11 @@ def _outline_angle(pts: np.ndarray, w: int, h: int) -> float | None:
     if len(idx) < k:
         return None
     raw = np.degrees(np.arctan2(d[idx, 1], d[idx, 0]))
-    # the most common direction, to a degree (a histogram of the folded directions)
-    folded = (raw + 45.0) % 90.0
-    med = float(np.argmax(np.bincount(folded.astype(np.int64), minlength=90))) + 0.5 - 45.0
+    med = _hull_direction(pts, w, h)
+    if med is None:
+        # the most common direction of the outline's chords, to a degree
+        folded = (raw + 45.0) % 90.0
+        med = float(np.argmax(np.bincount(folded.astype(np.int64), minlength=90))) + 0.5 - 45.0
     # the straight runs of the outline near that direction, one line fitted to each
     diff = (raw - med + 45.0) % 90.0 - 45.0
     side = np.rint((raw - med) / 90.0).astype(np.int64) % 4

@@ -445,8 +445,10 @@ class DeckLearner:
                              (x.found.suit_box[1] + x.found.suit_box[3]) / 2)
                             for x in s.values()], axis=0)
         by_rank: dict[str, list[tuple[int, int, int, int]]] = {}
+        suit_h: dict[str, list[int]] = {}
         for c, x in s.items():
             by_rank.setdefault(c[0], []).append(x.found.rank_box)
+            suit_h.setdefault(c[1], []).append(x.found.suit_box[3] - x.found.suit_box[1])
         for c, x in s.items():
             boxes = by_rank[c[0]]
             med_box = tuple(float(v) for v in np.median(np.array(boxes, np.float64), axis=0))
@@ -456,23 +458,39 @@ class DeckLearner:
                                                                           strict=True)) > tol
             scx, scy = (sb[0] + sb[2]) / 2, (sb[1] + sb[3]) / 2
             suit_off = math.hypot(scx - centre[0], scy - centre[1]) > 0.3 * h_med
-            if not (rank_off or suit_off):
+            # a suit far taller than its suit on the deck's other cards: art joined to it
+            # (ext:paris's KH, whose heart's point touches the sword below it), in its
+            # place all the same; only cutting it out of the art helps
+            tallest = (SUIT_JOINED * float(np.median(suit_h[c[1]]))
+                       if len(suit_h[c[1]]) >= 4 else math.inf)
+            joined = sb[3] - sb[1] > tallest
+            if not (rank_off or suit_off or joined):
                 continue
-            found = _relocate(x.ink, med_box if rank_off else rb, centre, h_med)
-            if found is None and suit_off and not rank_off:
+            found = (None if joined and not (rank_off or suit_off) else
+                     _relocate(x.ink, med_box if rank_off else rb, centre, h_med))
+            if found is None and (suit_off or joined) and not rank_off:
                 # no part of its own where the deck's suits are: the suit may be one
                 # part with the court art (cut at a neck, or along the suit's box)
                 found = self._cut_suit(c, x)
             if found is not None:
-                x.found = found
-                x.colour = ink_colour(found.ink or x.ink, found.suit)
-                if found.ink is not None:
-                    x.ink = found.ink
-                self.box_cut.discard(c)
-                if found.boxed:
-                    self.box_cut.add(c)
+                self._take(c, x, found)
                 changed.append(c)
+                if found.suit_box[3] - found.suit_box[1] > tallest:
+                    # the rank put right, the suit under it still joined to the art
+                    cut = self._cut_suit(c, x)
+                    if cut is not None:
+                        self._take(c, x, cut)
         return changed
+
+    def _take(self, code: str, x: _Sample, found: Found) -> None:
+        """The index of the sample ``x`` of ``code`` is ``found`` from now on."""
+        x.found = found
+        x.colour = ink_colour(found.ink or x.ink, found.suit)
+        if found.ink is not None:
+            x.ink = found.ink
+        self.box_cut.discard(code)
+        if found.boxed:
+            self.box_cut.add(code)
 
     def _rivals(self, code: str) -> list[tuple[str, np.ndarray]]:
         """For a card whose suit was cut out of art along its box: its calibration crop
@@ -962,6 +980,11 @@ def _relocate(ink: Ink, rank_box: tuple[float, ...], suit_centre: np.ndarray, h:
         return None
     suit = suit_parts(st, cen, below, suit0, h)
     return Found(rank, suit, rb, union_box(st, suit))
+
+
+#: A calibration card's suit this many times as tall as the same suit on the deck's
+#: other cards (their median) is art joined to it (:meth:`DeckLearner.agree`).
+SUIT_JOINED = 1.4
 
 
 #: A learned view this alike (correlation) to one already kept adds nothing.
