@@ -485,6 +485,15 @@ class IndexReader:
         ids = np.flatnonzero(cut).tolist()
         row = _rank_row(st, [*found.rank, *ids], found.rank[0])
         beside = [i for i in ids if i in row]
+        if beside:
+            # the dark beyond the card's own edge, a few px of it in view by the frame's
+            # edge (the region runs into the frame's border, so the corner's x is not
+            # known), is no glyph the frame cuts
+            rx0, ry0, _rx1, ry1 = found.rank_box
+            out = _out_of_frame(frame, region, down, rx0, ry1)
+            first_in = np.where(out[ry0:].all(axis=1), rx0, np.argmin(out[ry0:], axis=1))
+            beside = [i for i in beside if not _card_edge(
+                ink.labels, i, ry0, ry1, first_in, _edge_top(ink, i, out, rx0, ry0))]
         if not beside:
             return None
         # the cut parts' pixels inside the frame (the frame's edge repeated is no ink)
@@ -713,19 +722,7 @@ class IndexReader:
             for i in ids:
                 if st[i, 0] != 0 or ink.keep[i]:
                     continue
-                top = 0
-                t0 = ink.top_rows
-                if 0 < t0 < ry0:
-                    # the card's top edge painted out, and from there to the rank the
-                    # crop's side inside the frame, or the part reaching past the
-                    # frame's edge into the frame in every row: dark there is what the
-                    # frame shows, not its edge repeated
-                    above = out[t0:ry0]
-                    inside = np.where(above.all(axis=1), rx0, np.argmin(above, axis=1))
-                    band = ink.labels[t0:ry0, :rx0] == i
-                    if not above[:, 0].any() or bool(
-                            (runs_from_left(band) > inside + 1).all()):
-                        top = t0
+                top = _edge_top(ink, i, out, rx0, ry0)
                 if not _card_edge(ink.labels, i, ry0, ry1, first_in, top):
                     return True
                 # the card's edge in view in every rank row, inside the frame: nothing
@@ -892,6 +889,23 @@ EDGE_ABOVE = 3
 #: a rank's rows than it does nearest the crop's side along that edge (a straight edge,
 #: turned a little, blurred)
 EDGE_BULGE = 3
+
+
+def _edge_top(ink: Ink, part: int, out: np.ndarray, rx0: int, ry0: int) -> int:
+    """The crop's row where the card's top edge was painted out (``ink.top_rows``) when
+    from there to the rank (its left ``rx0``, top ``ry0``) the crop's side is inside
+    the frame (``out``: the crop's pixels out of the frame), or ``part`` reaches past
+    the frame's edge into the frame in every row: dark there is what the frame shows,
+    not its edge repeated (:func:`_card_edge`'s ``top``); else 0."""
+    t0 = ink.top_rows
+    if not 0 < t0 < ry0:
+        return 0
+    above = out[t0:ry0]
+    inside = np.where(above.all(axis=1), rx0, np.argmin(above, axis=1))
+    band = ink.labels[t0:ry0, :rx0] == part
+    if not above[:, 0].any() or bool((runs_from_left(band) > inside + 1).all()):
+        return t0
+    return 0
 
 
 def _card_edge(labels: np.ndarray, part: int, ry0: int, ry1: int,
