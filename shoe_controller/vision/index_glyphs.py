@@ -1433,6 +1433,90 @@ def locate_free(ink: Ink, two_part: bool = True, min_h: float = 12.0) -> Found |
 BROKEN_GAP = 0.2
 
 
+#: How far (px, 3x3 steps) a part too big for a rank is worn down to part it from what
+#: blur joined it to (:func:`split_joined`).
+SPLIT_STEPS = 3
+
+
+def split_joined(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False)
+                 ) -> Ink | None:
+    """``ink`` with a part too big for a rank where a rank starts parted from what blur
+    or the threshold joined it to (a Q's tail run into the suit under it or into court
+    art beside it): the part worn down by up to ``SPLIT_STEPS`` px until it falls apart
+    with a rank-high piece where a rank's top is, each piece then grown back inside the
+    part's own pixels (every pixel to the piece it is nearest along the part), so no ink
+    is lost and none is added. The pieces are parts of their own (new labels, the part
+    itself no longer kept); None when no part parts so.
+
+    >>> img = np.full((70, 40), 230, np.uint8)
+    >>> img[8:30, 8:20] = 20                # a rank ...
+    >>> img[30:32, 13:15] = 20              # ... its tail touching ...
+    >>> img[32:44, 8:20] = 20               # ... the suit under it
+    >>> n, lab, st, cen = cv2.connectedComponentsWithStats((img < 128).view(np.uint8))
+    >>> ink = Ink(img, img, lab, st, cen, np.array([False, True]), 230.0, 128.0)
+    >>> geo = Geometry((8, 8, 20, 30), (8, 33, 20, 44), (8, 8), (8, 8), (22, 22, 22),
+    ...                (14, 38), (11, 11, 11))
+    >>> new = split_joined(ink, geo)
+    >>> sorted(new.stats[i, :4].tolist() for i in np.flatnonzero(new.keep))
+    [[8, 8, 12, 23], [8, 31, 12, 13]]
+    """
+    st = ink.stats
+    p, e = float(CORNER_PAD), CORNER_SLACK
+    lo, hi = SCALES
+    hmin, _hmed, hmax = g.rank_h
+    top_lo = p + lo * (g.rank_top[0] - p) - e
+    top_hi = p + hi * (g.rank_top[1] - p) + e
+    big = []
+    for i in np.flatnonzero(ink.keep).tolist():
+        x, y, w, h = st[i, :4].tolist()
+        if not free[1] and not top_lo <= y <= top_hi:
+            continue
+        if not free[0] and not (p + lo * (g.rank_left[0] - p) - e <= x
+                                <= p + hi * (g.rank_union[2] - p)):
+            continue
+        if h > 1.2 * hi * hmax or w > 1.5 * hi * (g.rank_union[2] - g.rank_union[0]):
+            big.append(i)
+    if not big:
+        return None
+    i = min(big, key=lambda k: int(st[k, 0] + st[k, 1]))
+    x, y, w, h = st[i, :4].tolist()
+    part = (ink.labels[y:y + h, x:x + w] == i).astype(np.uint8)
+    kernel = np.ones((3, 3), np.uint8)
+    worn = part
+    for _step in range(SPLIT_STEPS):
+        worn = cv2.erode(worn, kernel)
+        n, seeds, sst, _c = cv2.connectedComponentsWithStats(worn, connectivity=8)
+        # a rank-high piece whose top is where the part's (a rank's) top is
+        tops = [k for k in range(1, n) if sst[k, 1] <= 2 * (_step + 1) + 1
+                and 0.8 * lo * hmin <= sst[k, 3] + 2 * (_step + 1) <= 1.2 * hi * hmax]
+        if n > 2 and tops:
+            break
+    else:
+        return None
+    grown = seeds.astype(np.float32)
+    for _ in range(4 * SPLIT_STEPS):
+        more = cv2.dilate(grown, kernel)
+        grown = np.where((grown == 0) & (part > 0), more, grown)
+    labels = ink.labels.copy()
+    window = labels[y:y + h, x:x + w]
+    stats, cens, keep = [ink.stats], [ink.centroids], [ink.keep.copy()]
+    keep[0][i] = False
+    new_id = len(st)
+    for k in range(1, n):
+        ys, xs = np.nonzero((grown == k) & (part > 0))
+        if len(xs) == 0:
+            continue
+        window[ys, xs] = new_id
+        x0, y0 = int(xs.min()), int(ys.min())
+        stats.append(np.array([[x + x0, y + y0, int(xs.max()) + 1 - x0,
+                                int(ys.max()) + 1 - y0, len(xs)]], st.dtype))
+        cens.append(np.array([[x + xs.mean(), y + ys.mean()]]))
+        keep.append(np.array([True]))
+        new_id += 1
+    return replace(ink, labels=labels, stats=np.vstack(stats), centroids=np.vstack(cens),
+                   keep=np.concatenate(keep))
+
+
 def merge_broken(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False)
                  ) -> Ink | None:
     """``ink`` with a rank the threshold cut in two made one part again: two parts one
@@ -1563,6 +1647,12 @@ def locate(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False),
                 got = locate(joined, g, free, box_cut, sides=sides)
                 if isinstance(got, Found):
                     return got if got.ink is not None else replace(got, ink=joined)
+            # a rank blur joined to the suit under it or to art beside it: parted
+            parted = split_joined(ink, g, free)
+            if parted is not None:
+                got = locate(parted, g, free, box_cut, sides=sides)
+                if isinstance(got, Found):
+                    return got if got.ink is not None else replace(got, ink=parted)
             # the corner a few pixels off: a rank a little further from where it starts
             got = locate(ink, g, free, box_cut, loose=True, sides=sides)
             if isinstance(got, Found):
