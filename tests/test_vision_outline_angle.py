@@ -5,7 +5,10 @@ at 10), and on a court card whose art reaches the card's edge (ext:paris) the ar
 steps at 0 degrees outnumbered either alone: the angle came out 0.5 for cards turned 8
 to 12 degrees, the corner crop was turned the wrong way, and the index was not found
 ("no ink near the corner"; 4 of paris's 16 full-range rejections at bench seed 73001).
-Each direction now counts with its neighbours within 4 degrees."""
+The commonest direction of the sides of the outline's convex hull (which spans the
+notches) is now a second first guess; each guess is refined by the outline's straight
+runs near it, and the one whose runs hold more of the outline wins (where the art cuts
+the light face in two, the hull of a piece is mostly the art's and the chords win)."""
 
 from __future__ import annotations
 
@@ -55,3 +58,15 @@ def test_paris_court_cards_turned_ten_degrees_get_their_angle(card: str, index: 
     assert abs(turned) > 8.0
     # a card upside down is turned by angle + 180: its edges have the same directions
     assert abs((region.angle - turned + 45.0) % 90.0 - 45.0) < 1.5, region.angle
+
+
+def test_a_face_the_art_cuts_in_two_gets_the_cards_angle_in_both_pieces() -> None:
+    """ext:paris's JD, a grey full-range frame (bench/vision_same_reads.py --seed 11):
+    the jack's dark cloak crosses the card, and its light face is two regions; the lower
+    piece's hull is mostly the cloak's edge (its hull guess was 22 degrees off)."""
+    frame, truth = render.render_frame("JD", "ext:paris", FULL, 5000 + 11 + 605, grey=True)
+    regions = find_regions(to_small(frame), 5000.0, 2, 0.0, ink_share=False)[1]
+    assert len(regions) == 2
+    for region in regions:
+        assert abs((region.angle - truth.pose.angle + 45.0) % 90.0 - 45.0) < 2.0, (
+            region.angle, truth.pose.angle)

@@ -190,7 +190,13 @@ def _hull_direction(pts: np.ndarray, w: int, h: int) -> float | None:
 
 
 def _outline_angle(pts: np.ndarray, w: int, h: int) -> float | None:
-    """Dominant edge direction of a closed outline (small px), folded into [-45, 45)."""
+    """Dominant edge direction of a closed outline (small px), folded into [-45, 45):
+    two first guesses, the commonest direction of the sides of the outline's convex
+    hull (:func:`_hull_direction`) and of the outline's own chords of ``k`` steps, each
+    refined by the straight runs of the outline near it (:func:`_fit_runs`); the guess
+    whose runs hold more of the outline wins. The hull's guess is right where court art
+    reaching the card's edge notches the outline; the chords' where art cuts the card's
+    light face in two and the hull of the piece is mostly the art's."""
     n = len(pts)
     k = 8
     if n < 3 * k:
@@ -201,12 +207,24 @@ def _outline_angle(pts: np.ndarray, w: int, h: int) -> float | None:
     if len(idx) < k:
         return None
     raw = np.degrees(np.arctan2(d[idx, 1], d[idx, 0]))
-    med = _hull_direction(pts, w, h)
-    if med is None:
-        # the most common direction of the outline's chords, to a degree
-        folded = (raw + 45.0) % 90.0
-        med = float(np.argmax(np.bincount(folded.astype(np.int64), minlength=90))) + 0.5 - 45.0
-    # the straight runs of the outline near that direction, one line fitted to each
+    # the most common direction of the outline's chords, to a degree
+    folded = (raw + 45.0) % 90.0
+    chords = float(np.argmax(np.bincount(folded.astype(np.int64), minlength=90))) + 0.5 - 45.0
+    hull = _hull_direction(pts, w, h)
+    best = _fit_runs(pts, idx, raw, chords, k)
+    if hull is not None:
+        other = _fit_runs(pts, idx, raw, hull, k)
+        if other[1] > best[1]:
+            best = other
+    return best[0]
+
+
+def _fit_runs(pts: np.ndarray, idx: np.ndarray, raw: np.ndarray, med: float, k: int
+              ) -> tuple[float, int]:
+    """(the direction, the outline points that support it): the straight runs of the
+    outline (``pts[idx]``, chord directions ``raw``) within 8 degrees of ``med`` (or at
+    right angles to it), of ``2 k`` points or more, one line fitted to each, their
+    directions averaged by length; ``(med, 0)`` when there is no such run."""
     diff = (raw - med + 45.0) % 90.0 - 45.0
     side = np.rint((raw - med) / 90.0).astype(np.int64) % 4
     key = np.where(np.abs(diff) < 8.0, side, -1)
@@ -215,7 +233,7 @@ def _outline_angle(pts: np.ndarray, w: int, h: int) -> float | None:
     counts = np.diff(np.concatenate((starts, [len(key)])))
     keep = (key[starts] >= 0) & (counts >= 2 * k)
     if not keep.any():
-        return med
+        return med, 0
     # per run, the principal direction of its points (a least-squares line), all runs
     # at once: sums per run by reduceat, then the orientation of the scatter matrix
     src = pts[idx]
@@ -226,7 +244,8 @@ def _outline_angle(pts: np.ndarray, w: int, h: int) -> float | None:
     sxx, syy, sxy = sums[2] / c - mx * mx, sums[3] / c - my * my, sums[4] / c - mx * my
     run_angle = np.degrees(0.5 * np.arctan2(2 * sxy, sxx - syy))
     a = (run_angle - med + 45.0) % 90.0 - 45.0
-    return float((med + float((a * c).sum() / c.sum()) + 45.0) % 90.0 - 45.0)
+    return (float((med + float((a * c).sum() / c.sum()) + 45.0) % 90.0 - 45.0),
+            int(c.sum()))
 
 
 def find_regions(small: np.ndarray, min_area: float, max_regions: int = 2,
