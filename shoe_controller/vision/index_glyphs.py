@@ -194,7 +194,8 @@ def _outline_angle(pts: np.ndarray, w: int, h: int) -> float | None:
     two first guesses, the commonest direction of the sides of the outline's convex
     hull (:func:`_hull_direction`) and of the outline's own chords of ``k`` steps, each
     refined by the straight runs of the outline near it (:func:`_fit_runs`); the guess
-    whose runs hold more of the outline wins. The hull's guess is right where court art
+    whose runs hold more of the outline wins (the hull is not asked when the chords'
+    runs hold half the outline or more). The hull's guess is right where court art
     reaching the card's edge notches the outline; the chords' where art cuts the card's
     light face in two and the hull of the piece is mostly the art's."""
     n = len(pts)
@@ -210,8 +211,12 @@ def _outline_angle(pts: np.ndarray, w: int, h: int) -> float | None:
     # the most common direction of the outline's chords, to a degree
     folded = (raw + 45.0) % 90.0
     chords = float(np.argmax(np.bincount(folded.astype(np.int64), minlength=90))) + 0.5 - 45.0
-    hull = _hull_direction(pts, w, h)
     best = _fit_runs(pts, idx, raw, chords, k)
+    if 2 * best[1] >= len(idx):
+        # straight runs hold half the outline or more: the card's own edges (and the
+        # cost of the hull is saved on nearly every frame)
+        return best[0]
+    hull = _hull_direction(pts, w, h)
     if hull is not None:
         other = _fit_runs(pts, idx, raw, hull, k)
         if other[1] > best[1]:
@@ -1493,7 +1498,11 @@ def split_joined(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False)
         if not free[0] and not (p + lo * (g.rank_left[0] - p) - e <= x
                                 <= p + hi * (g.rank_union[2] - p)):
             continue
-        if h > 1.2 * hi * hmax or w > 1.5 * hi * (g.rank_union[2] - g.rank_union[0]):
+        rw = g.rank_union[2] - g.rank_union[0]
+        # too big for a rank, not for a rank and what touches it: no taller than the
+        # whole index (a rank run into its suit), no wider than three ranks (into art)
+        if (h > 1.2 * hi * hmax or w > 1.5 * hi * rw) \
+                and h <= 1.2 * hi * (g.suit_union[3] - g.rank_union[1]) and w <= 3 * hi * rw:
             big.append(i)
     if not big:
         return None
@@ -1514,8 +1523,10 @@ def split_joined(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False)
         return None
     grown = seeds.astype(np.float32)
     for _ in range(4 * SPLIT_STEPS):
-        more = cv2.dilate(grown, kernel)
-        grown = np.where((grown == 0) & (part > 0), more, grown)
+        more = np.where((grown == 0) & (part > 0), cv2.dilate(grown, kernel), grown)
+        if np.array_equal(more, grown):
+            break
+        grown = more
     labels = ink.labels.copy()
     window = labels[y:y + h, x:x + w]
     stats, cens, keep = [ink.stats], [ink.centroids], [ink.keep.copy()]
