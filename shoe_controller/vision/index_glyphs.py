@@ -1468,9 +1468,10 @@ def split_joined(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False)
     or the threshold joined it to (a Q's tail run into the suit under it or into court
     art beside it): the part worn down by up to ``SPLIT_STEPS`` px until it falls apart
     with a rank-high piece where a rank's top is, each piece then grown back inside the
-    part's own pixels (every pixel to the piece it is nearest along the part), so no ink
-    is lost and none is added. The pieces are parts of their own (new labels, the part
-    itself no longer kept); None when no part parts so.
+    part's own pixels (every pixel to the piece it is nearest along the part, up to
+    ``4 SPLIT_STEPS`` px away: none is added, and only a long thin stroke worn away whole
+    is left out, with the part's old label, no longer kept). The pieces are parts of
+    their own (new labels); None when no part parts so.
 
     >>> img = np.full((70, 40), 230, np.uint8)
     >>> img[8:30, 8:20] = 20                # a rank ...
