@@ -1457,6 +1457,29 @@ def locate_free(ink: Ink, two_part: bool = True, min_h: float = 12.0) -> Found |
 BROKEN_GAP = 0.2
 
 
+def _where_ranks_start(x: float, y: float, g: Geometry, free: tuple[bool, bool]) -> bool:
+    """Does a part whose box starts at (``x``, ``y``) start where a rank of the learned
+    geometry ``g`` does, at any scale of :data:`SCALES` and ``CORNER_SLACK`` px (its top
+    where the ranks' tops are, its left from the ranks' least left to their right),
+    along each axis that is not ``free``?
+
+    >>> geo = Geometry((8, 8, 20, 30), (8, 33, 20, 44), (8, 8), (8, 8), (22, 22, 22),
+    ...                (14, 38), (11, 11, 11))
+    >>> known = (False, False)
+    >>> _where_ranks_start(8, 8, geo, known), _where_ranks_start(8, 30, geo, known)
+    (True, False)
+    >>> _where_ranks_start(8, 30, geo, (False, True))
+    True
+    """
+    p, e = float(CORNER_PAD), CORNER_SLACK
+    lo, hi = SCALES
+    if not free[1] and not (p + lo * (g.rank_top[0] - p) - e <= y
+                            <= p + hi * (g.rank_top[1] - p) + e):
+        return False
+    return free[0] or (p + lo * (g.rank_left[0] - p) - e <= x
+                       <= p + hi * (g.rank_union[2] - p))
+
+
 #: How far (px, 3x3 steps) a part too big for a rank is worn down to part it from what
 #: blur joined it to (:func:`split_joined`).
 SPLIT_STEPS = 3
@@ -1486,20 +1509,14 @@ def split_joined(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False)
     [[8, 8, 12, 23], [8, 31, 12, 13]]
     """
     st = ink.stats
-    p, e = float(CORNER_PAD), CORNER_SLACK
     lo, hi = SCALES
     hmin, _hmed, hmax = g.rank_h
-    top_lo = p + lo * (g.rank_top[0] - p) - e
-    top_hi = p + hi * (g.rank_top[1] - p) + e
+    rw = g.rank_union[2] - g.rank_union[0]
     big = []
     for i in np.flatnonzero(ink.keep).tolist():
         x, y, w, h = st[i, :4].tolist()
-        if not free[1] and not top_lo <= y <= top_hi:
+        if not _where_ranks_start(x, y, g, free):
             continue
-        if not free[0] and not (p + lo * (g.rank_left[0] - p) - e <= x
-                                <= p + hi * (g.rank_union[2] - p)):
-            continue
-        rw = g.rank_union[2] - g.rank_union[0]
         # too big for a rank, not for a rank and what touches it: no taller than the
         # whole index (a rank run into its suit), no wider than three ranks (into art)
         if (h > 1.2 * hi * hmax or w > 1.5 * hi * rw) \
@@ -1512,12 +1529,13 @@ def split_joined(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False)
     part = (ink.labels[y:y + h, x:x + w] == i).astype(np.uint8)
     kernel = np.ones((3, 3), np.uint8)
     worn = part
-    for _step in range(SPLIT_STEPS):
+    for step in range(1, SPLIT_STEPS + 1):
         worn = cv2.erode(worn, kernel)
         n, seeds, sst, _c = cv2.connectedComponentsWithStats(worn, connectivity=8)
-        # a rank-high piece whose top is where the part's (a rank's) top is
-        tops = [k for k in range(1, n) if sst[k, 1] <= 2 * (_step + 1) + 1
-                and 0.8 * lo * hmin <= sst[k, 3] + 2 * (_step + 1) <= 1.2 * hi * hmax]
+        # a rank-high piece whose top is where the part's (a rank's) top is (worn
+        # ``step`` px from each side)
+        tops = [k for k in range(1, n) if sst[k, 1] <= 2 * step + 1
+                and 0.8 * lo * hmin <= sst[k, 3] + 2 * step <= 1.2 * hi * hmax]
         if n > 2 and tops:
             break
     else:
@@ -1568,20 +1586,14 @@ def merge_broken(ink: Ink, g: Geometry, free: tuple[bool, bool] = (False, False)
     ([6, 8, 12, 22], [False, False, False, True])
     """
     st = ink.stats
-    p, e = float(CORNER_PAD), CORNER_SLACK
     lo, hi = SCALES
     hmin, _hmed, hmax = g.rank_h
     ids = [int(i) for i in np.flatnonzero(ink.keep)]
     rows = {i: st[i, :4].tolist() for i in ids}
-    top_lo = p + lo * (g.rank_top[0] - p) - e
-    top_hi = p + hi * (g.rank_top[1] - p) + e
     best: tuple[float, int, int] | None = None
     for i in ids:
         x, y, w, h = rows[i]
-        if not free[1] and not top_lo <= y <= top_hi:
-            continue
-        if not free[0] and not (p + lo * (g.rank_left[0] - p) - e <= x
-                                <= p + hi * (g.rank_union[2] - p)):
+        if not _where_ranks_start(x, y, g, free):
             continue
         for j in ids:
             if j == i:

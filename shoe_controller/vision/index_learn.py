@@ -678,17 +678,12 @@ class DeckLearner:
                 b = BLURS.index((motion, sigma))
                 ranks.append(rv)
                 if len(found.rank) > 1:
-                    order = sorted(found.rank, key=lambda i: int(ink.stats[i, 0]))
-                    for k, i in enumerate(order):
-                        pv = glyph_vector(ink, [i], RANK_CANVAS)
-                        if pv is not None:
-                            side = ("left" if k == 0 else "right" if k == len(order) - 1
-                                    else "middle")
-                            parts.append((r_i, side, pv))
+                    parts.extend((r_i, side, pv) for side, _i, pv in _rank_parts(ink, found))
                     # the layout the last part alone would give with this card's suit
                     # (the 0 of a 10 whose 1 is out of view on the left)
-                    x, y, w, h = (int(v) for v in ink.stats[order[-1], :4])
-                    alone = replace(found, rank=[order[-1]], rank_box=(x, y, x + w, y + h))
+                    last = max(found.rank, key=lambda i: int(ink.stats[i, 0]))
+                    x, y, w, h = (int(v) for v in ink.stats[last, :4])
+                    alone = replace(found, rank=[last], rank_box=(x, y, x + w, y + h))
                     right_parts.setdefault(code, []).append(_layout(alone, scale))
                 rank_labels.append(r_i + 13 * b)
                 suits.append(sv)
@@ -735,6 +730,7 @@ class DeckLearner:
                             s_i + 4 * (len(BLURS) + BLURS.index((motion, sigma))))
         rank_t, rank_l = _distinct(np.array(ranks, np.float32), np.array(rank_labels))
         lookalikes = part_lookalikes(rank_t, rank_l, parts, DEFAULT_THRESHOLDS)
+        camera_ranks, camera_parts = self._camera_glyphs(geometry, crop)
         lefts: dict[str, list[float]] = {}
         for code, smp in self.samples.items():
             lefts.setdefault(code[0], []).append(float(smp.found.rank_box[0]))
@@ -777,10 +773,9 @@ class DeckLearner:
             # alone tells them from that other rank with its left part out of view
             "part_apart": _part_apart(lookalikes, layout, right_parts),
             # alike rank pairs and what tells each apart (the reader's last word on them)
-            "alike_ranks": self._alike_ranks(geometry, crop, rank_t, rank_l),
-            # what tells each such rank from the part alone it is taken for (after
-            # _alike_ranks: its camera views)
-            "part_alike": self._part_alike(lookalikes),
+            "alike_ranks": _alike_ranks(camera_ranks, rank_t, rank_l),
+            # what tells each such rank from the part alone it is taken for
+            "part_alike": _part_alike(lookalikes, camera_ranks, camera_parts),
             # where each rank starts (px from the crop's corner at the calibrated
             # scale, least and greatest over its suits): a rank that starts where no
             # other does is no left part of another
@@ -798,22 +793,16 @@ class DeckLearner:
             self.verify(profile)
         return profile
 
-    def _alike_ranks(self, geometry: Geometry, crop: list[int], rank_t: np.ndarray,
-                     rank_l: np.ndarray) -> list[dict[str, object]]:
-        """The deck's alike rank pairs and what tells each apart (issue 12: a jack
-        printed B against a small 8, a Q against an O-like glyph...). Every card's clean
-        crop is degraded across the camera range by the learner itself
-        (:func:`_camera_view`) and its rank matched as the reader does; two ranks are
-        alike when one is the best match of the other's views, or its close rival.
-        For each such pair, :func:`_pair_discriminant` on the two ranks' views."""
-        from shoe_controller.vision.index_reader import PAIR_CLOSE, _Templates
-
-        tm = _Templates(rank_t, rank_l, 13)
+    def _camera_glyphs(self, geometry: Geometry, crop: list[int]
+                       ) -> tuple[dict[int, list[np.ndarray]],
+                                  dict[tuple[int, str], list[np.ndarray]]]:
+        """Every card's clean crop degraded across the camera range by the learner
+        itself (:func:`_camera_view`, ``ALIKE_VIEWS`` a card) and its index found as the
+        reader finds it: the rank glyphs by rank (:func:`_alike_ranks`), and the first
+        and last part alone of a rank of several, its 1 and its 0, by (rank, side)
+        (:func:`_part_alike`)."""
         views: dict[int, list[np.ndarray]] = {}
-        # the first and the last part alone of a rank of several parts (its 1, its 0)
         parts: dict[tuple[int, str], list[np.ndarray]] = {}
-        pairs: set[tuple[int, int]] = set()
-        closest: dict[tuple[int, int], float] = {}
         for code, smp in sorted(self.samples.items()):
             r_i = RANK_CHARS.index(code[0])
             # a seed of the card's own: the same calibration frames learn the same profile
@@ -830,65 +819,10 @@ class DeckLearner:
                     continue
                 views.setdefault(r_i, []).append(rv)
                 if len(found.rank) > 1:
-                    order = sorted(found.rank, key=lambda i: int(ink.stats[i, 0]))
-                    for side, i in (("left", order[0]), ("right", order[-1])):
-                        pv = glyph_vector(ink, [i], RANK_CANVAS)
-                        if pv is not None:
+                    for side, _i, pv in _rank_parts(ink, found):
+                        if side != "middle":
                             parts.setdefault((r_i, side), []).append(pv)
-                q = rv - tm.mean
-                q /= max(float(np.linalg.norm(q)), 1e-9)
-                res = tm._best(tm.res @ q)
-                grp = int(np.argmax(res.max(axis=1)))
-                sc = res[grp]
-                order = np.argsort(sc)[::-1]
-                close = [int(c) for c in order[:3] if sc[order[0]] - sc[c] < PAIR_CLOSE]
-                for c in close:
-                    if c == r_i:
-                        continue
-                    # alike: the pair test cannot keep the two apart on this view (it
-                    # would reject it, or the other rank is the better match)
-                    pm = tm.pair(rv, grp, r_i, c)
-                    key = (min(c, r_i), max(c, r_i))
-                    closest[key] = min(closest.get(key, 9.0), pm)
-                    if pm < ALIKE_PAIR or int(order[0]) != r_i:
-                        pairs.add(key)
-        self.alike_closest = closest
-        self._camera_ranks, self._camera_parts = views, parts
-        out: list[dict[str, object]] = []
-        for a, b in sorted(pairs):
-            if len(views.get(a, ())) < 4 or len(views.get(b, ())) < 4:
-                continue
-            d = _pair_discriminant(np.array(views[a]), np.array(views[b]))
-            out.append({"ranks": RANK_CHARS[a] + RANK_CHARS[b], **d})
-        return out
-
-    def _part_alike(self, lookalikes: Mapping[str, Mapping[str, list[str]]]
-                    ) -> list[dict[str, object]]:
-        """What tells a rank from the part alone of another rank that it is taken for
-        (``lookalikes``, :func:`part_lookalikes`: the 0 of a 10 read as the deck's 9),
-        from the camera views :meth:`_alike_ranks` made of both: Fisher's discriminant
-        (:func:`_pair_discriminant`) and ``read_above``, the projection above which a
-        frame's rank is that rank and no such part (:func:`_part_line`). A pair whose
-        views overlap gets no entry: the reader then cannot tell the two apart by shape
-        and keeps asking whether the rest of the other rank may be out of view."""
-        out: list[dict[str, object]] = []
-        for side, table in sorted(lookalikes.items()):
-            # the rest of the other rank is on ``side``: the part is its other end
-            part = "right" if side == "left" else "left"
-            for own, others in sorted(table.items()):
-                a = self._camera_ranks.get(RANK_CHARS.index(own), [])
-                for other in others:
-                    b = self._camera_parts.get((RANK_CHARS.index(other), part), [])
-                    if len(a) < PART_VIEWS or len(b) < PART_VIEWS:
-                        continue
-                    d = _pair_discriminant(np.array(a), np.array(b))
-                    w = np.array(d["w"], np.float64)
-                    line = _part_line(np.array(a) @ w - float(d["offset"]),
-                                      np.array(b) @ w - float(d["offset"]))
-                    if line is not None:
-                        out.append({"rank": own, "part_of": other, "side": side,
-                                    "w": d["w"], "offset": d["offset"], "read_above": line})
-        return out
+        return views, parts
 
     def verify(self, profile: Profile) -> None:
         """Read every calibration frame back; :class:`LearnError` lists any that fail."""
@@ -1096,6 +1030,87 @@ def _part_line(own: np.ndarray, part: np.ndarray) -> float | None:
     if lo <= hi:
         return None
     return round(hi + PART_LINE * (lo - hi), 12)
+
+
+def _rank_parts(ink: Ink, found: Found) -> list[tuple[str, int, np.ndarray]]:
+    """Each part of the rank ``found`` alone, left to right: (its place in the rank,
+    "left", "middle" or "right"; its label; its glyph vector), those with a vector."""
+    order = sorted(found.rank, key=lambda i: int(ink.stats[i, 0]))
+    out = []
+    for k, i in enumerate(order):
+        pv = glyph_vector(ink, [i], RANK_CANVAS)
+        if pv is not None:
+            side = "left" if k == 0 else "right" if k == len(order) - 1 else "middle"
+            out.append((side, i, pv))
+    return out
+
+
+def _alike_ranks(views: Mapping[int, list[np.ndarray]], rank_t: np.ndarray,
+                 rank_l: np.ndarray) -> list[dict[str, object]]:
+    """The deck's alike rank pairs and what tells each apart (issue 12: a jack printed B
+    against a small 8, a Q against an O-like glyph...), from the learner's camera views
+    of every card's rank (``views``, by rank: :meth:`DeckLearner._camera_glyphs`)
+    matched as the reader matches them (its templates ``rank_t``, ``rank_l``): two
+    ranks are alike when one is the best match of the other's views, or its close
+    rival. For each such pair, :func:`_pair_discriminant` on the two ranks' views."""
+    from shoe_controller.vision.index_reader import PAIR_CLOSE, _Templates
+
+    tm = _Templates(rank_t, rank_l, 13)
+    pairs: set[tuple[int, int]] = set()
+    for r_i, own in views.items():
+        for rv in own:
+            q = rv - tm.mean
+            q /= max(float(np.linalg.norm(q)), 1e-9)
+            res = tm._best(tm.res @ q)
+            grp = int(np.argmax(res.max(axis=1)))
+            sc = res[grp]
+            order = np.argsort(sc)[::-1]
+            close = [int(c) for c in order[:3] if sc[order[0]] - sc[c] < PAIR_CLOSE]
+            for c in close:
+                # alike: the pair test cannot keep the two apart on this view (it
+                # would reject it, or the other rank is the better match)
+                if c != r_i and (tm.pair(rv, grp, r_i, c) < ALIKE_PAIR
+                                 or int(order[0]) != r_i):
+                    pairs.add((min(c, r_i), max(c, r_i)))
+    out: list[dict[str, object]] = []
+    for a, b in sorted(pairs):
+        if len(views.get(a, ())) < 4 or len(views.get(b, ())) < 4:
+            continue
+        d = _pair_discriminant(np.array(views[a]), np.array(views[b]))
+        out.append({"ranks": RANK_CHARS[a] + RANK_CHARS[b], **d})
+    return out
+
+
+def _part_alike(lookalikes: Mapping[str, Mapping[str, list[str]]],
+                views: Mapping[int, list[np.ndarray]],
+                parts: Mapping[tuple[int, str], list[np.ndarray]]
+                ) -> list[dict[str, object]]:
+    """What tells a rank from the part alone of another rank that it is taken for
+    (``lookalikes``, :func:`part_lookalikes`: the 0 of a 10 read as the deck's 9), from
+    the learner's camera views of both (``views`` by rank, ``parts`` by (rank, side):
+    :meth:`DeckLearner._camera_glyphs`): Fisher's discriminant
+    (:func:`_pair_discriminant`) and ``read_above``, the projection above which a
+    frame's rank is that rank and no such part (:func:`_part_line`). A pair whose views
+    overlap gets no entry: the reader then cannot tell the two apart by shape and keeps
+    asking whether the rest of the other rank may be out of view."""
+    out: list[dict[str, object]] = []
+    for side, table in sorted(lookalikes.items()):
+        # the rest of the other rank is on ``side``: the part is its other end
+        part = "right" if side == "left" else "left"
+        for own, others in sorted(table.items()):
+            a = views.get(RANK_CHARS.index(own), [])
+            for other in others:
+                b = parts.get((RANK_CHARS.index(other), part), [])
+                if len(a) < PART_VIEWS or len(b) < PART_VIEWS:
+                    continue
+                d = _pair_discriminant(np.array(a), np.array(b))
+                w = np.array(d["w"], np.float64)
+                line = _part_line(np.array(a) @ w - float(d["offset"]),
+                                  np.array(b) @ w - float(d["offset"]))
+                if line is not None:
+                    out.append({"rank": own, "part_of": other, "side": side,
+                                "w": d["w"], "offset": d["offset"], "read_above": line})
+    return out
 
 
 def _min_part(g: Geometry) -> int:

@@ -485,19 +485,21 @@ class IndexReader:
         ids = np.flatnonzero(cut).tolist()
         row = _rank_row(st, [*found.rank, *ids], found.rank[0])
         beside = [i for i in ids if i in row]
-        if beside:
-            # the dark beyond the card's own edge, a few px of it in view by the frame's
-            # edge (the region runs into the frame's border, so the corner's x is not
-            # known), is no glyph the frame cuts
-            rx0, ry0, _rx1, ry1 = found.rank_box
-            out = _out_of_frame(frame, region, down, rx0, ry1)
-            first_in = np.where(out[ry0:].all(axis=1), rx0, np.argmin(out[ry0:], axis=1))
-            beside = [i for i in beside if not _card_edge(
-                ink.labels, i, ry0, ry1, first_in, _edge_top(ink, i, out, rx0, ry0))]
+        if not beside:
+            return None
+        out = _out_of_frame(frame, region, down, cw, ch)
+        # the dark beyond the card's own edge, a few px of it in view by the frame's
+        # edge (the region runs into the frame's border, so the corner's x is not
+        # known), is no glyph the frame cuts
+        rx0, ry0, _rx1, ry1 = found.rank_box
+        by_rank = out[:ry1, :rx0]
+        first_in = _first_inside(by_rank[ry0:], rx0)
+        beside = [i for i in beside if not _card_edge(
+            ink.labels, i, ry0, ry1, first_in, _edge_top(ink, i, by_rank, rx0, ry0))]
         if not beside:
             return None
         # the cut parts' pixels inside the frame (the frame's edge repeated is no ink)
-        inside = ~_out_of_frame(frame, region, down, cw, ch)
+        inside = ~out
         labels = ink.labels.copy()
         stats = st.copy()
         cen = ink.centroids.copy()
@@ -717,7 +719,7 @@ class IndexReader:
             st = ink.stats
             ids = np.unique(zone[zone != 0]).tolist()
             # per rank row, the first crop column inside the frame
-            first_in = np.where(out[ry0:].all(axis=1), rx0, np.argmin(out[ry0:], axis=1))
+            first_in = _first_inside(out[ry0:], rx0)
             seen = False
             for i in ids:
                 if st[i, 0] != 0 or ink.keep[i]:
@@ -891,6 +893,16 @@ EDGE_ABOVE = 3
 EDGE_BULGE = 3
 
 
+def _first_inside(out: np.ndarray, width: int) -> np.ndarray:
+    """Per row of ``out`` (the crop's pixels out of the frame, ``width`` columns), the
+    first column inside the frame; ``width`` where the whole row is out.
+
+    >>> _first_inside(np.array([[1, 1, 0], [0, 0, 0], [1, 1, 1]], bool), 3).tolist()
+    [2, 0, 3]
+    """
+    return np.where(out.all(axis=1), width, np.argmin(out, axis=1))
+
+
 def _edge_top(ink: Ink, part: int, out: np.ndarray, rx0: int, ry0: int) -> int:
     """The crop's row where the card's top edge was painted out (``ink.top_rows``) when
     from there to the rank (its left ``rx0``, top ``ry0``) the crop's side is inside
@@ -901,9 +913,9 @@ def _edge_top(ink: Ink, part: int, out: np.ndarray, rx0: int, ry0: int) -> int:
     if not 0 < t0 < ry0:
         return 0
     above = out[t0:ry0]
-    inside = np.where(above.all(axis=1), rx0, np.argmin(above, axis=1))
     band = ink.labels[t0:ry0, :rx0] == part
-    if not above[:, 0].any() or bool((runs_from_left(band) > inside + 1).all()):
+    if not above[:, 0].any() or bool(
+            (runs_from_left(band) > _first_inside(above, rx0) + 1).all()):
         return t0
     return 0
 
